@@ -1,0 +1,12 @@
+"""A catalogue of speculative-sampling rules, right and wrong, each with its exact witness."""
+
+from __future__ import annotations
+
+from counterexamples.catalogue import Entry, SamplerWitness, catalogue, get
+
+__all__ = [
+    "Entry",
+    "SamplerWitness",
+    "catalogue",
+    "get",
+]

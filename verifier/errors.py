@@ -1,0 +1,109 @@
+"""One error hierarchy for the whole toolkit.
+
+Three families, because callers treat them differently:
+
+* :class:`InvalidInput` -- the caller handed us something malformed
+  (a distribution that does not sum to 1, a bad option).  Subclasses
+  ``ValueError`` so ordinary validation code catches it.
+* :class:`SamplerFailure` -- the sampler under test misbehaved on valid
+  input (raised, returned a non-token).  This is a *finding* about the
+  sampler, not a crash of the tool.
+* :class:`Undecided` -- the tool could not reach a verdict (budget
+  exceeded, hidden randomness, an operation it cannot model exactly).
+  Never a pass, never a fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+__all__ = [
+    "BudgetExceeded",
+    "HiddenRandomness",
+    "InvalidArgument",
+    "InvalidDistribution",
+    "InvalidInput",
+    "InvalidOutput",
+    "SamplerFailure",
+    "SamplerRaised",
+    "SpecexactError",
+    "Undecided",
+    "UnsupportedOperation",
+]
+
+
+class SpecexactError(Exception):
+    """Base class of every error raised by specexact."""
+
+
+class InvalidInput(SpecexactError, ValueError):
+    """The caller's input is malformed; the message says what is valid."""
+
+
+class InvalidDistribution(InvalidInput):
+    """A probability vector is not a distribution over a vocabulary."""
+
+
+class InvalidArgument(InvalidInput):
+    """An option or argument has a value outside its valid range."""
+
+
+class SamplerFailure(SpecexactError):
+    """The code under test misbehaved on valid input: a finding, not a tool crash."""
+
+    def __init__(self, message: str, *, context: dict[str, Any] | None = None,
+                 path: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        #: The exact inputs (``p``, ``q``, prefix, ...) that led here.
+        self.context: dict[str, Any] = dict(context or {})
+        #: Human-readable choices along the failing execution.
+        self.path: tuple[str, ...] = tuple(path)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        parts = [text]
+        for key, value in self.context.items():
+            parts.append(f"  {key} = {_show(value)}")
+        if self.path:
+            parts.append("  choices: " + "; ".join(self.path))
+        return "\n".join(parts)
+
+
+class SamplerRaised(SamplerFailure):
+    """The sampler raised an exception on valid input (see ``__cause__``)."""
+
+
+class InvalidOutput(SamplerFailure):
+    """The sampler or step returned something that is not a valid result."""
+
+
+class Undecided(SpecexactError):
+    """No verdict could be reached; this is never a pass."""
+
+
+class BudgetExceeded(Undecided):
+    """An execution, choice or time budget ran out before enumeration finished."""
+
+    def __init__(self, message: str, *, resolved_mass: Fraction = Fraction(0)) -> None:
+        super().__init__(f"{message} (probability mass resolved so far: "
+                         f"{resolved_mass} ~ {float(resolved_mass):.6g})")
+        #: Total probability of the executions that did complete.
+        self.resolved_mass = resolved_mass
+
+
+class HiddenRandomness(Undecided):
+    """Replay did not reproduce a run: the code draws randomness outside ``rng``."""
+
+
+class UnsupportedOperation(Undecided, TypeError):
+    """The code did something with a lazy random value that cannot be modelled exactly."""
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Fraction):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_show(v) for v in value) + ")"
+    return repr(value)

@@ -1,0 +1,110 @@
+"""Exact numbers: converting user input to ``Fraction`` and validating distributions.
+
+Every float is a dyadic rational, so ``Fraction(x)`` is exact: the value a
+float implementation really computes with is the value we judge.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any, Final
+
+from verifier.errors import InvalidArgument, InvalidDistribution
+
+__all__ = ["as_distribution", "to_fraction"]
+
+_FRACTION: Final = Fraction
+
+
+def to_fraction(value: Any, *, name: str = "value") -> Fraction:
+    """Convert ``value`` to an exact ``Fraction``.
+
+    Accepts ``Fraction``, ``int``, decimal or fraction strings (``"3/10"``,
+    ``"0.3"``), Python and numpy floats (converted exactly, so ``0.1`` becomes
+    its binary value ``3602879701896397/36028797018963968``) and any
+    ``numbers.Rational``.  NaN and infinities are rejected.
+
+    >>> to_fraction("3/10")
+    Fraction(3, 10)
+    """
+    if type(value) is _FRACTION:
+        return value
+    if isinstance(value, bool):
+        msg = f"{name}={value!r} is a bool; give a number such as 0, 1 or '1/2'"
+        raise InvalidArgument(msg)
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            msg = f"{name}={value!r} is not a number; write it like '3/10', '0.3' or '1'"
+            raise InvalidArgument(msg) from None
+    as_float: float | None = None
+    if isinstance(value, float):
+        as_float = value
+    elif hasattr(value, "dtype") and hasattr(value, "item"):
+        # numpy / torch scalars: .item() gives the exact Python int or float
+        # (float32 and float16 widen to float64 without rounding).
+        item = value.item()
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            return to_fraction(item, name=name)
+    if as_float is not None:
+        if math.isnan(as_float) or math.isinf(as_float):
+            msg = f"{name}={as_float!r} is not finite; probabilities must be finite numbers"
+            raise InvalidArgument(msg)
+        return Fraction(as_float)
+    msg = (f"{name}={value!r} of type {type(value).__name__} is not an exact number; "
+           "valid: Fraction, int, float, or a string like '3/10'")
+    raise InvalidArgument(msg)
+
+
+def as_distribution(values: Iterable[Any], *, name: str = "p") -> tuple[Fraction, ...]:
+    """Validate ``values`` as a probability vector and return it as exact Fractions.
+
+    The vector must be non-empty, every entry finite and nonnegative, and the
+    entries must sum to exactly 1.  A float vector is judged by its exact
+    binary value, so ``[0.1, 0.2, 0.7]`` (which sums to slightly more than 1
+    in exact arithmetic) is rejected: normalise it exactly first, for example
+    with :func:`fractions.Fraction` strings.
+
+    Raises :class:`~verifier.errors.InvalidDistribution` naming ``name``.
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        msg = f"{name} must be a sequence of probabilities, got {type(values).__name__}"
+        raise InvalidDistribution(msg)
+    items: Sequence[Any] = values if isinstance(values, Sequence) else list(values)
+    if hasattr(values, "tolist") and not isinstance(values, (list, tuple)):
+        items = values.tolist()
+    if len(items) == 0:
+        msg = f"{name} is empty; a distribution needs a vocabulary of at least one token"
+        raise InvalidDistribution(msg)
+    out: list[Fraction] = []
+    for i, v in enumerate(items):
+        try:
+            f = to_fraction(v, name=f"{name}[{i}]")
+        except InvalidArgument as exc:
+            raise InvalidDistribution(str(exc)) from None
+        if f < 0:
+            msg = f"{name}[{i}]={f} is negative; probabilities must be >= 0"
+            raise InvalidDistribution(msg)
+        out.append(f)
+    total = sum(out, Fraction(0))
+    if total != 1:
+        msg = (f"{name} sums to {total} (~{float(total):.17g}), not exactly 1; "
+               "a distribution's entries must sum to exactly 1 in exact arithmetic")
+        raise InvalidDistribution(msg)
+    return tuple(out)
+
+
+def check_same_vocabulary(p: Sequence[Any], q: Sequence[Any]) -> None:
+    """Raise if ``p`` and ``q`` have different lengths."""
+    if len(p) != len(q):
+        msg = (f"p has {len(p)} entries and q has {len(q)}; "
+               "target and draft must share one vocabulary")
+        raise InvalidDistribution(msg)

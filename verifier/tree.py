@@ -1,0 +1,214 @@
+"""Depth-first exploration of a choice tree by replay.
+
+A run of the code under test is a sequence of *choices* (which branch of a
+comparison, which token a draw turned out to be).  We explore every sequence
+by re-executing the code under a recorded prefix of choices: the first run
+takes the first alternative at each new choice point; afterwards we backtrack
+to the deepest choice with an untried alternative and replay up to it.  Each
+execution ends at one leaf, whose weight is the exact product of the
+probabilities chosen along the way.
+
+Replay also catches hidden randomness: a replayed choice point whose
+signature differs from the recorded one means the code did not repeat itself.
+
+The tree is generic in the weight type so that the symbolic engine can reuse
+it with sympy expressions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Generic, TypeVar
+
+from verifier.errors import BudgetExceeded, HiddenRandomness
+
+__all__ = ["Budget", "ChoiceTree", "Chooser"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits on one enumeration.  Exceeding any of them raises BudgetExceeded.
+
+    ``max_executions`` caps the number of replays (leaves), ``max_choices``
+    the choice points in one execution, ``max_operations`` the operations on
+    random values in one execution (this catches loops that keep drawing
+    without branching) and ``max_seconds`` the wall-clock time (``None`` for
+    no limit).
+    """
+
+    max_executions: int = 2_000_000
+    max_choices: int = 10_000
+    max_operations: int = 1_000_000
+    max_seconds: float | None = 120.0
+
+    def __post_init__(self) -> None:
+        from verifier.errors import InvalidArgument
+
+        for name in ("max_executions", "max_choices", "max_operations"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                msg = f"{name}={value!r} must be a positive integer"
+                raise InvalidArgument(msg)
+        if self.max_seconds is not None and not self.max_seconds > 0:
+            msg = f"max_seconds={self.max_seconds!r} must be positive or None"
+            raise InvalidArgument(msg)
+
+
+class _Abort(BaseException):
+    """Unwinds the code under test; a BaseException so ``except Exception`` can't eat it."""
+
+
+class _Node:
+    __slots__ = ("alternatives", "description", "signature")
+
+    def __init__(self, signature: Hashable, alternatives: Sequence[tuple[Any, Any]],
+                 description: str) -> None:
+        self.signature = signature
+        self.alternatives = alternatives
+        self.description = description
+
+
+class Chooser:
+    """Handed to one execution; answers each choice point by replay or exploration."""
+
+    __slots__ = ("_deadline", "_tree", "depth", "operations")
+
+    def __init__(self, tree: ChoiceTree[Any], deadline: float | None) -> None:
+        self._tree = tree
+        self.depth = 0
+        self.operations = 0
+        self._deadline = deadline
+
+    def choose(self, signature: Hashable,
+               alternatives: Callable[[], Sequence[tuple[Any, Any]]],
+               description: str = "") -> Any:
+        """Return the label of the alternative this execution takes.
+
+        ``alternatives()`` lists ``(label, probability)`` pairs, every
+        probability positive; it is only called on the first visit.
+        ``signature`` must be equal whenever the same choice is replayed.
+        """
+        tree = self._tree
+        path = tree.path
+        depth = self.depth
+        self.depth = depth + 1
+        if depth < len(path):
+            entry = path[depth]
+            node: _Node = entry[0]
+            if node.signature != signature:
+                tree.record_mismatch(depth, node, signature)
+            return node.alternatives[entry[1]][0]
+        if depth >= tree.budget.max_choices:
+            tree.fail(BudgetExceeded(
+                f"an execution made more than max_choices={tree.budget.max_choices} "
+                "random choices; the code may loop without end"))
+        self.tick()
+        alts = alternatives()
+        node = _Node(signature, alts, description)
+        weight = path[-1][2] * alts[0][1] if path else alts[0][1]
+        path.append([node, 0, weight])
+        return alts[0][0]
+
+    def tick(self) -> None:
+        """Count one operation on random values; enforce the per-run and time budgets."""
+        self.operations += 1
+        tree = self._tree
+        if self.operations > tree.budget.max_operations:
+            tree.fail(BudgetExceeded(
+                f"an execution performed more than max_operations="
+                f"{tree.budget.max_operations} operations on random values; "
+                "the code may loop without end"))
+        if self._deadline is not None and (self.operations & 63) == 0 \
+                and time.monotonic() > self._deadline:
+            tree.fail(BudgetExceeded(
+                f"enumeration exceeded max_seconds={tree.budget.max_seconds}"))
+
+    def describe(self) -> list[str]:
+        """The choices taken so far in this execution, for error messages."""
+        out = []
+        for node, index, _ in self._tree.path[: self.depth]:
+            label = node.alternatives[index][0]
+            out.append(f"{node.description or node.signature}: {label!r}")
+        return out
+
+
+class ChoiceTree(Generic[T]):
+    """Explore every execution of ``run``; yields ``(weight, result)`` per leaf."""
+
+    def __init__(self, budget: Budget | None = None, one: Any = None) -> None:
+        self.budget = budget or Budget()
+        self.path: list[list[Any]] = []
+        self._one = Fraction(1) if one is None else one
+        self.error: BaseException | None = None
+        self.resolved: Any = Fraction(0) if one is None else 0
+        self.executions = 0
+
+    def fail(self, error: BaseException) -> None:
+        """Remember ``error`` and unwind the current execution."""
+        if self.error is None:
+            self.error = error
+        raise _Abort
+
+    def record_mismatch(self, depth: int, node: _Node, signature: Hashable) -> None:
+        self.fail(HiddenRandomness(
+            f"replaying a run did not reproduce it: choice #{depth + 1} was "
+            f"{node.description or node.signature!r} before and is {signature!r} now; "
+            "the code draws randomness that does not come from rng "
+            "(Python's random, numpy, time, ...), or depends on state that "
+            "changes between calls"))
+
+    def explore(self, run: Callable[[Chooser], T]) -> Iterator[tuple[Any, T, Chooser]]:
+        """Yield ``(weight, result, chooser)`` for each leaf of the tree."""
+        budget = self.budget
+        deadline = None if budget.max_seconds is None \
+            else time.monotonic() + budget.max_seconds
+        path = self.path
+        while True:
+            self.executions += 1
+            if self.executions > budget.max_executions:
+                raise BudgetExceeded(
+                    f"more than max_executions={budget.max_executions} executions "
+                    "were needed; the choice tree is too large", resolved_mass=self.resolved)
+            chooser = Chooser(self, deadline)
+            try:
+                result = run(chooser)
+            except _Abort:
+                pass
+            except BaseException:
+                # An error the tool recorded (an unsupported operation the code
+                # then wrapped in its own exception) takes precedence.
+                if self.error is None:
+                    raise
+            if self.error is not None:
+                error, self.error = self.error, None
+                if isinstance(error, BudgetExceeded):
+                    raise BudgetExceeded(str(error).split(" (probability mass")[0],
+                                         resolved_mass=self.resolved) from None
+                raise error
+            if chooser.depth != len(path):
+                raise HiddenRandomness(
+                    f"replaying a run did not reproduce it: it stopped after "
+                    f"{chooser.depth} of the {len(path)} recorded choices; the code "
+                    "draws randomness that does not come from rng, or depends on "
+                    "state that changes between calls")
+            weight = path[-1][2] if path else self._one
+            self.resolved = self.resolved + weight
+            yield weight, result, chooser
+            # Backtrack to the deepest choice with an untried alternative.
+            while path:
+                entry = path[-1]
+                node = entry[0]
+                nxt = entry[1] + 1
+                if nxt < len(node.alternatives):
+                    entry[1] = nxt
+                    prob = node.alternatives[nxt][1]
+                    entry[2] = path[-2][2] * prob if len(path) > 1 else prob
+                    break
+                path.pop()
+            if not path:
+                return
