@@ -1,0 +1,80 @@
+"""Loading the function to audit from ``package.module:function`` or ``path/to/file.py:function``."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from verifier.errors import InvalidArgument
+
+__all__ = ["load_target"]
+
+
+def _load_module(spec: str) -> Any:
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        path = Path(spec)
+        if not path.is_file():
+            siblings = [p.name for p in path.parent.glob("*.py")] if path.parent.is_dir() else []
+            close = difflib.get_close_matches(path.name, siblings, n=3)
+            hint = f"; did you mean {', '.join(str(path.parent / c) for c in close)}?" \
+                if close else ""
+            msg = f"no such file: {spec}{hint}"
+            raise InvalidArgument(msg)
+        name = f"_specexact_target_{abs(hash(str(path.resolve())))}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            msg = f"cannot import {spec} as a Python module"
+            raise InvalidArgument(msg)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        parent = str(path.resolve().parent)
+        if parent not in sys.path:
+            sys.path.insert(0, parent)
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            msg = f"importing {spec} failed: {type(exc).__name__}: {exc}"
+            raise InvalidArgument(msg) from exc
+        return module
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as exc:
+        msg = f"cannot import module {spec!r}: {exc}"
+        raise InvalidArgument(msg) from exc
+    except Exception as exc:
+        msg = f"importing {spec!r} failed: {type(exc).__name__}: {exc}"
+        raise InvalidArgument(msg) from exc
+
+
+def load_target(target: str) -> Callable[..., Any]:
+    """Import and return the callable named by ``module:function`` or ``file.py:function``.
+
+    A misspelt function name gets a suggestion of near-miss names.
+    """
+    module_part, sep, attr = target.rpartition(":")
+    if not sep or not module_part or not attr:
+        msg = (f"target {target!r} must look like 'package.module:function' "
+               "or 'path/to/file.py:function'")
+        raise InvalidArgument(msg)
+    module = _load_module(module_part)
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            names = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, names, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            msg = f"{module_part} has no attribute {part!r}{hint}"
+            raise InvalidArgument(msg)
+        obj = getattr(obj, part)
+    if not callable(obj):
+        msg = f"{target} is a {type(obj).__name__}, not a function"
+        raise InvalidArgument(msg)
+    result: Callable[..., Any] = obj
+    return result
