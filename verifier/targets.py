@@ -1,4 +1,4 @@
-"""Loading the function to audit from ``package.module:function`` or ``path/to/file.py:function``."""
+"""Load the function to audit from ``pkg.module:function`` or ``path/to/file.py:function``."""
 
 from __future__ import annotations
 
