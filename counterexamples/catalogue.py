@@ -57,7 +57,7 @@ _ENTRIES: tuple[Entry, ...] = (
         summary=("After a rejection it resamples from p, so mass already covered by "
                  "acceptance is added again: the output is min(p, q) + (1 - A) p, not p."),
         source="reference sheet, section 5: resample from p after a rejection",
-        witness=_w(["0", "1"], ["1/2", "1/2"]),
+        witness=_w(["1/2", "1/2"], ["1", "0"]),
     ),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import random as _random
@@ -118,19 +119,25 @@ def enumerate_law(run: Callable[[ExactRandom], Any], *, budget: Budget | None = 
 
     plain: dict[Hashable, Fraction] = {}
     pending: dict[tuple[Hashable, tuple[Any, ...]], list[Any]] = {}
-    for weight, value, _chooser in tree.explore(execute):
-        watch.check()
-        slots: list[LazyToken] = []
-        template = _template(value, slots, {})
-        if not slots:
-            plain[template] = plain.get(template, 0) + weight
-            continue
-        key = (template, tuple([s.law_key() for s in slots]))
-        group = pending.get(key)
-        if group is None:
-            pending[key] = [weight, slots]
-        else:
-            group[0] += weight
+    first: tuple[Any, Hashable] | None = None
+    leaves = tree.explore(execute)
+    with contextlib.closing(leaves):  # cancels the wall-clock alarm on any exit
+        for weight, value, _chooser in leaves:
+            watch.check()
+            slots: list[LazyToken] = []
+            template = _template(value, slots, {})
+            key = (template, tuple([s.law_key() for s in slots]))
+            if first is None:
+                first = (weight, key)
+            if not slots:
+                plain[template] = plain.get(template, 0) + weight
+                continue
+            group = pending.get(key)
+            if group is None:
+                pending[key] = [weight, slots]
+            else:
+                group[0] += weight
+    _confirm_first_leaf(execute, budget, first)
     for (template, _), (weight, slots) in pending.items():
         laws = [s.law() for s in slots]
         if len(laws) == 1 and isinstance(template, _Slot):
@@ -144,6 +151,22 @@ def enumerate_law(run: Callable[[ExactRandom], Any], *, budget: Budget | None = 
             outcome = _fill(template, [t for t, _ in combo])
             plain[outcome] = plain.get(outcome, 0) + prob
     return Distribution(plain)
+
+
+def _confirm_first_leaf(execute: Callable[[Chooser], Any], budget: Budget | None,
+                        first: tuple[Any, Hashable] | None) -> None:
+    """Run the first path once more: code with private randomness rarely repeats it."""
+    tree: ChoiceTree[Any] = ChoiceTree(budget)
+    for weight, value, _chooser in tree.explore(execute):
+        slots: list[LazyToken] = []
+        template = _template(value, slots, {})
+        again = (weight, (template, tuple([s.law_key() for s in slots])))
+        if again != first:
+            msg = ("running the same path twice gave different results: the code draws "
+                   "randomness that does not come from rng (a private generator, time, "
+                   "...) or depends on state that changes between calls")
+            raise HiddenRandomness(msg)
+        return
 
 
 def output_distribution(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,

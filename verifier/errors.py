@@ -87,10 +87,16 @@ class BudgetExceeded(Undecided):
     """An execution, choice or time budget ran out before enumeration finished."""
 
     def __init__(self, message: str, *, resolved_mass: Fraction = Fraction(0)) -> None:
-        super().__init__(f"{message} (probability mass resolved so far: "
-                         f"{resolved_mass} ~ {float(resolved_mass):.6g})")
+        super().__init__(message)
+        self.message = message
         #: Total probability of the executions that did complete.
         self.resolved_mass = resolved_mass
+
+    def __str__(self) -> str:
+        mass = self.resolved_mass
+        exact = str(mass)
+        shown = f"{exact} ~ {float(mass):.6g}" if len(exact) <= 40 else f"~ {float(mass):.12g}"
+        return f"{self.message} (probability mass resolved before stopping: {shown})"
 
 
 class HiddenRandomness(Undecided):

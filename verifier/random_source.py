@@ -479,7 +479,7 @@ class ExactRandom:
 
     def _check_active(self) -> None:
         if not self.active:
-            raise UnsupportedOperation(
+            raise self.unsupported(
                 "a lazy random value was used after the run that drew it had returned; "
                 "keep random values inside the sampler call")
 

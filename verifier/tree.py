@@ -17,6 +17,8 @@ it with sympy expressions.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -42,8 +44,8 @@ class Budget:
     """
 
     max_executions: int = 2_000_000
-    max_choices: int = 10_000
-    max_operations: int = 1_000_000
+    max_choices: int = 1_000
+    max_operations: int = 200_000
     max_seconds: float | None = 120.0
 
     def __post_init__(self) -> None:
@@ -167,16 +169,30 @@ class ChoiceTree(Generic[T]):
         budget = self.budget
         deadline = None if budget.max_seconds is None \
             else time.monotonic() + budget.max_seconds
+        alarm = _Alarm(self, budget.max_seconds)
+        try:
+            yield from self._explore(run, deadline, alarm)
+        finally:
+            alarm.cancel()
+
+    def _explore(self, run: Callable[[Chooser], T], deadline: float | None,
+                 alarm: _Alarm) -> Iterator[tuple[Any, T, Chooser]]:
+        budget = self.budget
         path = self.path
         while True:
             self.executions += 1
             if self.executions > budget.max_executions:
                 raise BudgetExceeded(
                     f"more than max_executions={budget.max_executions} executions "
-                    "were needed; the choice tree is too large", resolved_mass=self.resolved)
+                    "were needed; the choice tree is too large",
+                    resolved_mass=self.resolved)
             chooser = Chooser(self, deadline)
             try:
-                result = run(chooser)
+                alarm.inside = True
+                try:
+                    result = run(chooser)
+                finally:
+                    alarm.inside = False
             except _Abort:
                 pass
             except BaseException:
@@ -187,8 +203,7 @@ class ChoiceTree(Generic[T]):
             if self.error is not None:
                 error, self.error = self.error, None
                 if isinstance(error, BudgetExceeded):
-                    raise BudgetExceeded(str(error).split(" (probability mass")[0],
-                                         resolved_mass=self.resolved) from None
+                    error.resolved_mass = self.resolved
                 raise error
             if chooser.depth != len(path):
                 raise HiddenRandomness(
@@ -212,3 +227,42 @@ class ChoiceTree(Generic[T]):
                 path.pop()
             if not path:
                 return
+
+
+class _Alarm:
+    """Wall-clock limit for code that loops without touching ``rng``.
+
+    The per-operation deadline check cannot see a ``while True: pass``; a
+    real-time timer (main thread, POSIX only) interrupts it.  Inside the code
+    under test the handler unwinds it; elsewhere it only records the error,
+    which the exploration loop raises at the next execution.
+    """
+
+    def __init__(self, tree: ChoiceTree[Any], seconds: float | None) -> None:
+        self.inside = False
+        self._tree = tree
+        self._previous: Any = None
+        self._armed = False
+        if seconds is None or not hasattr(signal, "setitimer") \
+                or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+            return  # somebody else's timer is running; do not disturb it
+        self._previous = signal.signal(signal.SIGALRM, self._fire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        self._armed = True
+
+    def _fire(self, signum: int, frame: Any) -> None:
+        error = BudgetExceeded(
+            f"enumeration exceeded max_seconds={self._tree.budget.max_seconds}; "
+            "the code may loop without end")
+        if self._tree.error is None:
+            self._tree.error = error
+        if self.inside:
+            raise _Abort
+
+    def cancel(self) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._armed = False

@@ -1,0 +1,107 @@
+"""Exact enumeration cost vs plain sampling (issue 2's performance target).
+
+Reference cost: 2V plain calls of the same sampler with a concrete seeded
+random source (running each of its ~2V paths once).  Target: the exact
+enumeration of the textbook rule at V = 200 costs at most 2x that.  For
+comparison we also time a naive replay enumerator that branches every
+categorical draw eagerly (no lazy tokens).
+
+Run: python benchmarks/bench_engine.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from verifier import Budget, SeededRandom, output_distribution
+
+
+def textbook(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical([max(a - b, Fraction(0)) for a, b in zip(p, q, strict=True)])
+
+
+class _Eager:
+    """Wraps the exact source so every categorical draw branches at once."""
+
+    def __init__(self, rng: Any) -> None:
+        self._rng = rng
+
+    def random(self) -> Any:
+        return self._rng.random()
+
+    def categorical(self, weights: Any) -> int:
+        return int(self._rng.categorical(weights))
+
+    def bernoulli(self, prob: Any) -> bool:
+        return bool(self._rng.bernoulli(prob))
+
+
+def naive_eager(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    return textbook(p, q, _Eager(rng))
+
+
+def random_pair(v: int, seed: int) -> tuple[list[Fraction], list[Fraction]]:
+    r = random.Random(seed)
+
+    def one() -> list[Fraction]:
+        w = [r.randint(1, 50) for _ in range(v)]
+        t = sum(w)
+        return [Fraction(x, t) for x in w]
+
+    return one(), one()
+
+
+def reference_seconds(p: list[Fraction], q: list[Fraction]) -> float:
+    start = time.perf_counter()
+    for seed in range(2 * len(p)):
+        textbook(list(p), list(q), SeededRandom(seed))
+    return time.perf_counter() - start
+
+
+def exact_seconds(sampler: Any, p: list[Fraction], q: list[Fraction]) -> float:
+    start = time.perf_counter()
+    law = output_distribution(sampler, p, q, budget=Budget(max_seconds=None))
+    elapsed = time.perf_counter() - start
+    assert law == p, "the textbook rule must preserve p"
+    return elapsed
+
+
+def best_of(n: int, fn: Any, *args: Any) -> float:
+    return min(fn(*args) for _ in range(n))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip V = 1000 and the naive run")
+    args = parser.parse_args()
+    sizes = (10, 50, 200) if args.quick else (10, 50, 200, 1000)
+    print(f"{'V':>5} {'reference 2V calls':>19} {'exact':>9} {'ratio':>7}")
+    for v in sizes:
+        p, q = random_pair(v, v)
+        repeats = 3 if v <= 200 else 1
+        ref = best_of(repeats, reference_seconds, p, q)
+        exact = best_of(repeats, exact_seconds, textbook, p, q)
+        print(f"{v:>5} {ref:>18.4f}s {exact:>8.4f}s {exact / ref:>6.2f}x")
+        if v == 200:
+            target_ratio = exact / ref
+    print(f"\nTarget (V = 200): exact <= 2x reference; measured {target_ratio:.2f}x")
+    if not args.quick:
+        p, q = random_pair(200, 200)
+        ref = best_of(3, reference_seconds, p, q)
+        eager = exact_seconds(naive_eager, p, q)
+        print(f"Naive enumerator without lazy draws (V = 200): {eager / ref:.1f}x reference")
+
+
+if __name__ == "__main__":
+    main()
