@@ -1,0 +1,114 @@
+"""Symbolic proofs over the whole simplex: cost against V, and the targets of issue 5.
+
+Run ``python benchmarks/bench_symbolic.py`` (``--max-vocab 4`` for a quicker
+run).  Prints, for each rule and vocabulary size, the verdict, the number of
+cases, the LP calls and the time, and the time as a ratio to one exact
+numeric check of the same rule at a single (p, q) (the baseline measured in
+the same run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from fractions import Fraction
+from typing import Any
+
+from verifier import output_distribution
+from verifier.symbolic import prove
+
+
+def residual(p: list[Any], q: list[Any]) -> list[Any]:
+    return [max(a - b, 0) for a, b in zip(p, q, strict=True)]
+
+
+def textbook(p: list[Any], q: list[Any], rng: Any) -> Any:
+    """The test written ``u * q[x] < p[x]``."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical(residual(p, q))
+
+
+def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
+    """The test written ``u < min(1, p[x] / q[x])``, the residual normalised."""
+    x = rng.categorical(q)
+    if rng.random() < min(1, p[x] / q[x]):
+        return x
+    r = residual(p, q)
+    total = sum(r)
+    return rng.categorical([w / total for w in r])
+
+
+def naive_fallback(p: list[Any], q: list[Any], rng: Any) -> Any:
+    """Resample from p after a rejection."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical(p)
+
+
+def uniform_reuse(p: list[Any], q: list[Any], rng: Any) -> Any:
+    """One uniform for the test and the inverse-CDF fallback (FlashInfer #424)."""
+    u = rng.random()
+    x = rng.categorical(q)
+    if u * q[x] < p[x]:
+        return x
+    r = residual(p, q)
+    total = sum(r)
+    cumulative: Any = 0
+    last = 0
+    for i, w in enumerate(r):
+        if w:
+            cumulative += w / total
+            last = i
+            if u < cumulative:
+                return i
+    return last
+
+
+def _baseline(rule: Any, vocab_size: int) -> float:
+    """Seconds for one exact numeric check at a fixed interior point."""
+    p = [Fraction(i + 1, vocab_size * (vocab_size + 1) // 2) for i in range(vocab_size)]
+    q = list(reversed(p))
+    start = time.perf_counter()
+    for _ in range(5):
+        output_distribution(rule, p, q)
+    return (time.perf_counter() - start) / 5
+
+
+def _row(name: str, rule: Any, vocab_size: int) -> None:
+    start = time.perf_counter()
+    result = prove(rule, vocab_size)
+    seconds = time.perf_counter() - start
+    base = _baseline(rule, vocab_size)
+    print(f"{name:16} V={vocab_size}  {result.status:8} cases={len(result.cases):3d} "
+          f"biased={len(result.refuting):3d} undecided={len(result.undecided):2d} "
+          f"LPs={result.lp_calls:5d} executions={result.executions:5d} "
+          f"time={seconds:7.2f}s  ratio to one numeric check={seconds / base:9.0f}")
+    if result.refuting and vocab_size <= 3:
+        case = result.refuting[0]
+        print("    first biased case:")
+        print("\n".join("    " + line for line in case.describe().splitlines()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--max-vocab", type=int, default=5)
+    args = parser.parse_args()
+    print("textbook rule (u * q[x] < p[x]): case count against V")
+    for v in range(2, args.max_vocab + 1):
+        _row("textbook", textbook, v)
+    print("textbook rule (u < min(1, p[x]/q[x])):")
+    for v in range(2, min(args.max_vocab, 4) + 1):
+        _row("textbook_ratio", textbook_ratio, v)
+    print("naive fallback (resample from p):")
+    for v in (2, 3):
+        _row("naive_fallback", naive_fallback, v)
+    print("one uniform reused for the test and the fallback (lossless at V=2):")
+    for v in (2, 3):
+        _row("uniform_reuse", uniform_reuse, v)
+
+
+if __name__ == "__main__":
+    main()

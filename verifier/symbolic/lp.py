@@ -1,0 +1,150 @@
+"""An exact two-phase simplex over Fractions (Bland's rule), for small LPs.
+
+Why not ``sympy.solvers.simplex.linprog``: its phase 1 stops when it detects
+an "oscillation" and then returns a point that violates the constraints
+without noticing (sympy 1.14: ``linprog([0, 0], [[1, 0], [0, 1], [0, 1],
+[0, -1], [0, -1]], [5, 1, 0, -1, 0])`` returns ``(0, [0, 1])`` although
+``y <= 0`` and ``y >= 1`` contradict each other).  A wrong "feasible" only
+costs time here, but a wrong "infeasible" would prune a real case, so the
+prover uses this textbook implementation instead: artificial variables in
+phase 1, Bland's rule (which cannot cycle), and every optimum it returns is
+re-checked against the constraints exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+__all__ = ["LPError", "solve_lp"]
+
+_ZERO = Fraction(0)
+
+
+class LPError(ArithmeticError):
+    """The LP is unbounded, or an internal check failed."""
+
+
+def _pivot(rows: list[list[Fraction]], obj: list[Fraction], basis: list[int],
+           r: int, c: int) -> None:
+    row = rows[r]
+    inv = 1 / row[c]
+    if inv != 1:
+        rows[r] = row = [v * inv for v in row]
+    for i, other in enumerate(rows):
+        if i != r:
+            f = other[c]
+            if f:
+                rows[i] = [a - f * b for a, b in zip(other, row, strict=True)]
+    f = obj[c]
+    if f:
+        obj[:] = [a - f * b for a, b in zip(obj, row, strict=True)]
+    basis[r] = c
+
+
+def _optimise(rows: list[list[Fraction]], obj: list[Fraction], basis: list[int],
+              allowed: int) -> None:
+    """Minimise: pivot until no column < ``allowed`` has a negative reduced cost."""
+    while True:
+        entering = next((j for j in range(allowed) if obj[j] < 0), None)
+        if entering is None:
+            return
+        best: tuple[Fraction, int, int] | None = None
+        for i, row in enumerate(rows):
+            a = row[entering]
+            if a > 0:
+                key = (row[-1] / a, basis[i], i)
+                if best is None or key < best:
+                    best = key
+        if best is None:
+            msg = "the LP is unbounded"
+            raise LPError(msg)
+        _pivot(rows, obj, basis, best[2], entering)
+
+
+def solve_lp(cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
+             b_ub: Sequence[Fraction], a_eq: Sequence[Sequence[Fraction]] = (),
+             b_eq: Sequence[Fraction] = ()) -> tuple[Fraction, tuple[Fraction, ...]] | None:
+    """Minimise ``cost . x`` subject to ``a_ub x <= b_ub``, ``a_eq x = b_eq``, ``x >= 0``.
+
+    Returns ``(value, x)`` or None when no x satisfies the constraints.
+
+    >>> solve_lp([Fraction(-1)], [[Fraction(2)]], [Fraction(3)])
+    (Fraction(-3, 2), (Fraction(3, 2),))
+    """
+    n = len(cost)
+    m_ub = len(a_ub)
+    width = n + m_ub  # originals, then one slack per inequality
+    rows: list[list[Fraction]] = []
+    for i, (coeffs, rhs) in enumerate(zip(a_ub, b_ub, strict=True)):
+        row = [Fraction(v) for v in coeffs] + [_ZERO] * m_ub + [Fraction(rhs)]
+        row[n + i] = Fraction(1)
+        rows.append(row)
+    for coeffs, rhs in zip(a_eq, b_eq, strict=True):
+        rows.append([Fraction(v) for v in coeffs] + [_ZERO] * m_ub + [Fraction(rhs)])
+    # Basis: the slack of an inequality with rhs >= 0, else an artificial variable.
+    artificial_rows = []
+    basis: list[int] = []
+    for i, row in enumerate(rows):
+        if i < m_ub and row[-1] >= 0:
+            basis.append(n + i)
+        else:
+            if row[-1] < 0:
+                rows[i] = row = [-v for v in row]
+            artificial_rows.append(i)
+            basis.append(-1)
+    n_art = len(artificial_rows)
+    total = width + n_art
+    for k, i in enumerate(artificial_rows):
+        rows[i] = rows[i][:-1] + [_ZERO] * n_art + [rows[i][-1]]
+        rows[i][width + k] = Fraction(1)
+        basis[i] = width + k
+    for i in range(len(rows)):
+        if len(rows[i]) != total + 1:
+            rows[i] = rows[i][:width] + [_ZERO] * n_art + [rows[i][-1]]
+    # Phase 1: minimise the sum of the artificial variables.
+    obj = [_ZERO] * (total + 1)
+    for i in artificial_rows:
+        obj = [a - b for a, b in zip(obj, rows[i], strict=True)]
+    for k in range(n_art):
+        obj[width + k] = _ZERO
+    _optimise(rows, obj, basis, total)
+    if obj[-1] != 0:  # -obj[-1] is the minimal total infeasibility
+        return None
+    # Drive artificial variables out of the basis; drop redundant rows.
+    i = 0
+    while i < len(rows):
+        if basis[i] >= width:
+            j = next((j for j in range(width) if rows[i][j] != 0), None)
+            if j is None:
+                del rows[i]
+                del basis[i]
+                continue
+            _pivot(rows, obj, basis, i, j)
+        i += 1
+    # Phase 2 over the original and slack columns only.
+    obj = [Fraction(c) for c in cost] + [_ZERO] * (total - n) + [_ZERO]
+    for i, b in enumerate(basis):
+        f = obj[b]
+        if f:
+            obj = [a - f * v for a, v in zip(obj, rows[i], strict=True)]
+    _optimise(rows, obj, basis, width)
+    x = [_ZERO] * total
+    for i, b in enumerate(basis):
+        x[b] = rows[i][-1]
+    point = tuple(x[:n])
+    _check(point, a_ub, b_ub, a_eq, b_eq)
+    value = sum((Fraction(c) * v for c, v in zip(cost, point, strict=True)), _ZERO)
+    return value, point
+
+
+def _check(x: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]], b_ub: Sequence[Fraction],
+           a_eq: Sequence[Sequence[Fraction]], b_eq: Sequence[Fraction]) -> None:
+    ok = all(v >= 0 for v in x)
+    ok = ok and all(sum((a * v for a, v in zip(row, x, strict=True)), _ZERO) <= b
+                    for row, b in zip(a_ub, b_ub, strict=True))
+    ok = ok and all(sum((a * v for a, v in zip(row, x, strict=True)), _ZERO) == b
+                    for row, b in zip(a_eq, b_eq, strict=True))
+    if not ok:  # pragma: no cover - a bug in the simplex above, never a silent answer
+        msg = "internal error: the LP optimum violates its constraints"
+        raise LPError(msg)
