@@ -20,7 +20,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Generic, TypeVar
@@ -164,7 +164,8 @@ class ChoiceTree(Generic[T]):
             "(Python's random, numpy, time, ...), or depends on state that "
             "changes between calls"))
 
-    def explore(self, run: Callable[[Chooser], T]) -> Iterator[tuple[Any, T, Chooser]]:
+    def explore(self, run: Callable[[Chooser], T]
+                ) -> Generator[tuple[Any, T, Chooser], None, None]:
         """Yield ``(weight, result, chooser)`` for each leaf of the tree."""
         budget = self.budget
         deadline = None if budget.max_seconds is None \
