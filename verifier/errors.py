@@ -26,6 +26,7 @@ __all__ = [
     "InvalidDistribution",
     "InvalidInput",
     "InvalidOutput",
+    "MissingDependency",
     "SamplerFailure",
     "SamplerRaised",
     "SpecexactError",
@@ -48,6 +49,10 @@ class InvalidDistribution(InvalidInput):
 
 class InvalidArgument(InvalidInput):
     """An option or argument has a value outside its valid range."""
+
+
+class MissingDependency(SpecexactError, ImportError):
+    """An optional dependency (numpy, scipy, torch) needed for this mode is not installed."""
 
 
 class SamplerFailure(SpecexactError):

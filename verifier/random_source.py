@@ -24,7 +24,7 @@ from verifier.errors import InvalidArgument, UnsupportedOperation
 from verifier.numbers import to_fraction
 from verifier.tree import Chooser
 
-__all__ = ["ExactRandom", "LazyToken", "LazyUniform", "SeededRandom"]
+__all__ = ["ExactRandom", "LazyToken", "LazyUniform", "SeededRandom", "check_uniform_bits"]
 
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
@@ -51,6 +51,15 @@ def _weights(weights: Any, where: str) -> tuple[tuple[Fraction, ...], Fraction]:
                f"with a positive sum (got {len(ws)} weights, all zero)")
         raise InvalidArgument(msg)
     return ws, total
+
+
+def check_uniform_bits(uniform_bits: Any) -> int:
+    """Validate ``uniform_bits``: a positive int K (24 is torch.rand float32, 53 float64)."""
+    if isinstance(uniform_bits, bool) or not isinstance(uniform_bits, int) or uniform_bits < 1:
+        msg = (f"uniform_bits={uniform_bits!r} must be a positive integer K "
+               "(the uniform is then k / 2**K; 24 for float32, 53 for float64) or None")
+        raise InvalidArgument(msg)
+    return uniform_bits
 
 
 def _bernoulli_prob(prob: Any) -> Fraction:
@@ -442,7 +451,7 @@ class ExactRandom:
         self.chooser = chooser
         self._uniforms = 0
         self._draws = 0
-        self._scale = None if uniform_bits is None else 1 << uniform_bits
+        self._scale = None if uniform_bits is None else 1 << check_uniform_bits(uniform_bits)
         #: Cleared when the execution ends; lazy values then refuse to branch.
         self.active = True
 
