@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from counterexamples.catalogue import Entry, SamplerWitness, catalogue, get
+from counterexamples.catalogue import Entry, SamplerWitness, StepWitness, catalogue, get
 
 __all__ = [
     "Entry",
     "SamplerWitness",
+    "StepWitness",
     "catalogue",
     "get",
 ]

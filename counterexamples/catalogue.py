@@ -1,15 +1,27 @@
-"""The catalogue: named rules with their expected verdict and exact witness."""
+"""The catalogue: named rules with their expected verdict and exact witness.
+
+Sampler rules live in :mod:`counterexamples.samplers` (one draft),
+:mod:`counterexamples.multidraft` (several drafts for one position) and
+:mod:`counterexamples.pipeline_rules` (mixed sampling pipelines); step rules
+come from :data:`counterexamples.steps.STEP_RULES`.  The sampler witnesses
+are what the default search (:func:`properties.search_sampler`) shrank each
+failure to when the entry was written; ``tests/test_catalogue.py``
+re-verifies every witness exactly.
+"""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from counterexamples import samplers
+from counterexamples import multidraft, pipeline_rules
+from counterexamples import samplers as s
+from counterexamples.steps import STEP_RULES, StepWitness
 
-__all__ = ["Entry", "SamplerWitness", "catalogue", "get"]
+__all__ = ["Entry", "SamplerWitness", "StepWitness", "catalogue", "get"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +38,17 @@ def _w(p: Sequence[str], q: Sequence[str]) -> SamplerWitness:
 
 @dataclass(frozen=True)
 class Entry:
-    """One rule of the catalogue."""
+    """One rule of the catalogue.
+
+    ``lossless`` is the expected verdict.  Lossy-by-design rules (relaxed
+    acceptance presented as such) have ``lossless=False``,
+    ``lossy_by_design=True`` and ``max_tv``, the largest exact TV the search
+    found (attained by ``witness``).  ``uniform_bits`` says the rule is
+    judged with a grid uniform (pass it to the check or the search);
+    ``stateful`` step rules need :class:`~verifier.models.CachedModel`
+    models and ``target_kind="one-hot"`` rules are meant for one-hot
+    (greedy) targets only.
+    """
 
     name: str
     kind: Literal["sampler", "step"]
@@ -35,35 +57,210 @@ class Entry:
     summary: str
     source: str | None
     witness: Any
+    lossy_by_design: bool = False
+    max_tv: Fraction | None = None
+    uniform_bits: int | None = None
+    stateful: bool = False
+    target_kind: str = "any"
 
 
-_ENTRIES: tuple[Entry, ...] = (
-    Entry(
-        name="textbook",
-        kind="sampler",
-        lossless=True,
-        rule=samplers.textbook,
-        summary=("Leviathan et al. / Chen et al.: accept the drafted x with probability "
-                 "min(1, p(x)/q(x)); on rejection draw from norm(max(p - q, 0)). The "
-                 "accepted mass min(p, q) plus the residual max(p - q, 0) is exactly p."),
-        source="Leviathan et al., ICML 2023, Algorithm 1",
-        witness=None,
-    ),
-    Entry(
-        name="naive-resample",
-        kind="sampler",
-        lossless=False,
-        rule=samplers.naive_resample,
-        summary=("After a rejection it resamples from p, so mass already covered by "
-                 "acceptance is added again: the output is min(p, q) + (1 - A) p, not p."),
-        source="reference sheet, section 5: resample from p after a rejection",
-        witness=_w(["1/2", "1/2"], ["1", "0"]),
-    ),
+def _sampler(name: str, rule: Callable[..., Any], summary: str, source: str | None,
+             witness: SamplerWitness | None = None, **extra: Any) -> Entry:
+    return Entry(name, "sampler", witness is None, rule, summary, source, witness, **extra)
+
+
+_SHEET = "reference sheet"
+_LEVIATHAN = "Leviathan et al., ICML 2023, Algorithm 1; Chen et al. 2023"
+
+_LOSSLESS_SAMPLERS = (
+    _sampler("textbook", s.textbook,
+             "Accept the drafted x with probability min(1, p(x)/q(x)); on rejection draw "
+             "from norm(max(p - q, 0)). The accepted mass min(p, q) plus the residual "
+             "max(p - q, 0) is exactly p.", _LEVIATHAN),
+    _sampler("textbook-bernoulli", s.textbook_bernoulli,
+             "The textbook rule with the acceptance coin drawn as a Bernoulli of "
+             "min(1, p/q): the same law, a different source of randomness.", _LEVIATHAN),
+    _sampler("one-hot-verification", s.onehot_verification,
+             "Verifies x as if q were one-hot: accept with probability p(x), else draw from "
+             "p with x removed. Wasteful (acceptance sum q p instead of sum min(p, q)) but "
+             "lossless, since x does not depend on the verifier's coins.",
+             f"{_SHEET}, section 2 (wasteful but lossless)"),
+    _sampler("exact-match-verification", s.exact_match,
+             "Samples y ~ p and keeps the draft only when y == x, else emits y: it always "
+             "emits y, so it is p itself, and the draft only saves work when it matches.",
+             f"{_SHEET}, section 2 (wasteful but lossless)"),
+    _sampler("multiround-k2", multidraft.multiround,
+             "SpecInfer multi-round with 2 i.i.d. siblings: each is tested against the "
+             "running residual r, which becomes norm(max(r - q, 0)) after a rejection; the "
+             "fallback draws from r.", "Miao et al., ASPLOS 2024"),
+    _sampler("rrs-k2", multidraft.rrs_without_replacement,
+             "Recursive rejection sampling with 2 drafts drawn without replacement: the "
+             "j-th draft's ratio and residual use q^(j), q without the drawn tokens.",
+             "Jeon et al. 2024; EAGLE-1"),
+    _sampler("spectr-rho-k2", multidraft.spectr,
+             "SpecTr k-sequential selection with k = rho = 2: accept with "
+             "min(1, p/(rho q)); the fallback formula is valid because "
+             "1 - (1 - beta)^k <= rho beta, and beta = 0 has its own branch.",
+             "Sun et al., NeurIPS 2023"),
+    _sampler("deterministic-tree-k2", multidraft.deterministic_tree,
+             "Two one-hot siblings (the draft's top-2 tokens): accept each with probability "
+             "r(x), else zero it in r and renormalise; fallback y ~ r. Lossless with the "
+             "thresholds at 1.", "EAGLE-2/3, SGLang, vLLM argmax drafts"),
+    _sampler("draft-tempered-true-q", pipeline_rules.draft_tempered_true_q,
+             "The draft samples at temperature 1/2 and the ratio and residual use that "
+             "tempered law: correctness only needs the true proposal law, not a good one.",
+             f"{_SHEET}, section 4"),
+    _sampler("draft-filtered-true-q", pipeline_rules.draft_filtered_true_q,
+             "The draft samples from its top-2 filtered law and the ratio and residual use "
+             "that filtered law: lossless.", f"{_SHEET}, section 4"),
+)
+
+_WRONG_SAMPLERS = (
+    _sampler("naive-resample", s.naive_resample,
+             "After a rejection it resamples from p, so mass already covered by acceptance "
+             "is added again: the output is min(p, q) + (1 - A) p, not p.",
+             f"{_SHEET}, section 5 (resample from p after a rejection)",
+             _w(["1/2", "1/2"], ["0", "1"])),
+    _sampler("residual-floor", s.residual_floor,
+             "The residual is floored, max(p - q, eps) with eps = 1/100 (clamp(min=tiny)): "
+             "tokens where p <= q, even p = 0, get fallback mass.",
+             "vLLM review #13933 (v0 rejection sampler docstring)",
+             _w(["0", "1"], ["1", "0"])),
+    _sampler("residual-plus-epsilon", s.residual_plus_epsilon,
+             "An epsilon (1/100) added to the residual to dodge 0/0: every token gets "
+             "fallback mass, including tokens with p = 0.",
+             f"{_SHEET}, section 1 (do not add an epsilon to dodge 0/0)",
+             _w(["0", "1"], ["1", "0"])),
+    _sampler("padded-lanes", s.padded_lanes,
+             "The floored residual is taken over a vocabulary padded by two lanes, so the "
+             "fallback can emit ids >= V.", "vLLM GHSA-8wr5-jm2h-8r4f (padded lanes)",
+             _w(["0", "1"], ["1", "0"])),
+    _sampler("residual-without-clamp", s.residual_without_clamp,
+             "The fallback draws from p - q without max(., 0): negative weights, a crash "
+             "on valid input whenever a rejection happens.", f"{_SHEET}, section 1",
+             _w(["0", "1"], ["1", "0"])),
+    _sampler("residual-normalised-eagerly", s.residual_normalised_eagerly,
+             "Normalises the residual before the acceptance test: when p = q exactly the "
+             "residual is 0 and normalising it is 0/0 (NaN in float code). Wrong only at "
+             "p = q.", "SGLang #22643 (zero-mass fallback, NaN from 0/0)",
+             _w(["1", "0"], ["1", "0"])),
+    _sampler("argmax-residual", s.argmax_residual,
+             "Greedy fallback: emits argmax of the residual. With two tokens the residual "
+             "is one-hot, so the bug shows only from vocabulary 3.",
+             "SGLang #22643 (argmax fallback)", _w(["1/2", "1/2", "0"], ["0", "0", "1"])),
+    _sampler("fallback-next-token", s.fallback_next_token,
+             "On rejection emits the next id, (x + 1) mod V: the residual's only token when "
+             "V = 2, wrong from vocabulary 3.", None,
+             _w(["0", "0", "1"], ["1", "0", "0"])),
+    _sampler("fallback-over-proposed", s.fallback_over_proposed,
+             "Builds the fallback only over tokens the draft can propose (q > 0): a token "
+             "with q = 0 < p is never emitted (here the fallback is empty and the draw "
+             "crashes). Wrong only with zeros in q.",
+             f"{_SHEET}, section 1 (a final vector over proposed tokens only)",
+             _w(["0", "1"], ["1", "0"])),
+    _sampler("fallback-p-after-one-hot", s.fallback_p_after_onehot,
+             "One-hot verification (accept with probability p(x)) whose fallback is p "
+             "itself instead of p with x removed: x gets mass twice.", f"{_SHEET}, section 2",
+             _w(["1/2", "1/2"], ["0", "1"])),
+    _sampler("positionwise-residual", s.positionwise_residual,
+             "The residual is taken position-wise over candidate lists sorted by p and by q, "
+             "so each difference mixes two tokens (here it is all zero and the draw "
+             "crashes).", f"{_SHEET}, section 5 (candidate lists with different supports)",
+             _w(["0", "1"], ["1", "0"])),
+    _sampler("shared-uniform-fallback", s.shared_uniform,
+             "One uniform drives the test and the inverse-CDF fallback draw: after a "
+             "rejection u >= p(x)/q(x), so the fallback favours later ids. Exact for V = 2 "
+             "(one-hot residual), wrong from vocabulary 3.",
+             "FlashInfer #424 (one uniform reused)",
+             _w(["1/3", "1/3", "1/3"], ["0", "0", "1"])),
+    _sampler("inclusive-uniform", s.inclusive_uniform,
+             "Accepts when u <= p/q with u on the float32 grid {k / 2^24}, 0 included: "
+             "u = 0 accepts a token with p = 0 (mass 2^-24 q(x)). Judged with "
+             "uniform_bits = 24.", "SGLang #35771", _w(["0", "1"], ["1", "0"]),
+             uniform_bits=24),
+    _sampler("zero-uniform-accepts-all", s.always_accept,
+             "A degenerate uniform that is always 0 makes u <= p/q true for every draft: "
+             "the output is q.", "vllm-ascend #13766", _w(["0", "1"], ["1", "0"])),
+    _sampler("inverted-ratio", s.inverted_ratio,
+             "Accepts with min(1, q/p) instead of min(1, p/q): tokens the draft over-rates "
+             "are kept, even with p = 0.", None, _w(["0", "1"], ["1", "0"])),
+    _sampler("argmax-draft-softmax-q", s.argmax_draft_softmax_q,
+             "The draft proposes argmax q, but the ratio uses the softmax q: the proposal "
+             "law is one-hot, so the correct ratio is p(x)/1.", "transformers #32867",
+             _w(["1/2", "1/2"], ["1/2", "1/2"])),
+    _sampler("greedy-at-temperature", s.greedy_at_temperature,
+             "Greedy verification (keep x iff x = argmax p, else emit argmax p) used while "
+             "the target samples: the output is one-hot at argmax p.", "SGLang #31214",
+             _w(["1/2", "1/2"], ["0", "1"])),
+    _sampler("draft-tempered-ratio-untempered", pipeline_rules.draft_tempered_ratio_untempered,
+             "The draft samples at temperature 1/2 (q^2 renormalised) while the ratio and "
+             "residual use the untempered q: the ratio is not the proposal law's.",
+             "transformers #47932 (raw logits vs processed sampling)",
+             _w(["2/3", "1/3"], ["2/3", "1/3"])),
+    _sampler("draft-filtered-ratio-default", pipeline_rules.draft_filtered_ratio_default,
+             "The draft samples from its top-2 filtered law while verification uses "
+             "probabilities computed with default parameters (unfiltered); identical to the "
+             "textbook rule for V = 2, wrong from vocabulary 3.", "vLLM #9834",
+             _w(["0", "3/5", "2/5"], ["1/5", "2/5", "2/5"])),
+    _sampler("acceptance-residual-mismatch",
+             pipeline_rules.ratio_and_residual_on_different_pipelines,
+             "Acceptance computed on the tempered draft law, residual on the raw one: here "
+             "p = q, so the raw residual is empty although tempered drafts get rejected.",
+             "EAGLE before 2025-04 (leaf token from unprocessed logits); reference sheet, "
+             "section 5", _w(["2/3", "1/3"], ["2/3", "1/3"])),
+    _sampler("multiround-original-p", multidraft.multiround_original_p,
+             "Two i.i.d. siblings, each tested against the original p instead of the "
+             "running residual: a token gets a second chance (the sheet's example gives "
+             "(4/9, 5/9) for p = (1/3, 2/3)).", f"{_SHEET}, section 3 (SpecInfer)",
+             _w(["1/2", "1/2"], ["0", "1"])),
+    _sampler("multiround-sorted-siblings", multidraft.multiround_sorted_siblings,
+             "Sorts the i.i.d. siblings by token id before multi-round verification: the "
+             "first sibling is then the smaller id, no longer a draw from q.",
+             f"{_SHEET}, section 3 (sorting siblings)", _w(["1/2", "1/2"], ["1/2", "1/2"])),
+    _sampler("rrs-plain-q", multidraft.rrs_plain_q,
+             "Drafts drawn without replacement but the ratio and residual use the plain q "
+             "(the sheet's example emits token 2 with probability 1 instead of 3/4).",
+             f"{_SHEET}, section 3 (recursive rejection sampling)",
+             _w(["0", "2/3", "1/3"], ["2/3", "1/3", "0"])),
+    _sampler("spectr-rho-one", multidraft.spectr_rho_one,
+             "SpecTr k-sequential with k = 2 and rho = 1: 1 - (1 - beta)^k > rho beta, so "
+             "the fallback has negative weights (a crash) or the output is biased.",
+             "Sun et al., NeurIPS 2023", _w(["1/2", "1/2"], ["0", "1"])),
+)
+
+_LOSSY_BY_DESIGN = (
+    _sampler("lenient-acceptance", s.lenient,
+             "Relaxed acceptance min(1, 2 p/q) with the textbook fallback: faster, and "
+             "lossy by design. Largest exact TV found: 1/2 (the draft's token always kept).",
+             f"{_SHEET}, section 5 (lenience factors)", _w(["1/2", "1/2"], ["0", "1"]),
+             lossy_by_design=True, max_tv=Fraction(1, 2)),
+    _sampler("typical-acceptance", s.typical_acceptance,
+             "Medusa's typical acceptance: keep x when p(x) > min(0.09, 0.3 exp(-H(p))), "
+             "else y ~ p. Lossy by design; largest exact TV found 10/11, where a token with "
+             "p = 1/11 is always kept.", "Cai et al., Medusa, 2024",
+             _w(["1/11", "10/11"], ["1", "0"]), lossy_by_design=True,
+             max_tv=Fraction(10, 11)),
+    _sampler("deterministic-tree-threshold", multidraft.deterministic_tree_threshold,
+             "The one-hot tree with threshold_acc = 1/2: a sibling is accepted with "
+             "min(1, 2 r(x)). Lossy by design; largest exact TV found 1/2.",
+             "SGLang threshold_single / threshold_acc", _w(["1/2", "1/2"], ["0", "1"]),
+             lossy_by_design=True, max_tv=Fraction(1, 2)),
 )
 
 
+def _step_entries() -> tuple[Entry, ...]:
+    return tuple(Entry(rule.name, "step", rule.lossless, rule.rule, rule.summary,
+                       rule.source, rule.witness, stateful=rule.stateful,
+                       target_kind=rule.target_kind) for rule in STEP_RULES)
+
+
+_ENTRIES: tuple[Entry, ...] = tuple(
+    sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries()),
+           key=lambda e: (not e.lossless, e.lossy_by_design, e.kind)))
+
+
 def catalogue() -> tuple[Entry, ...]:
-    """Every rule in the catalogue, lossless ones first."""
+    """Every rule in the catalogue: lossless ones first, lossy-by-design ones last."""
     return _ENTRIES
 
 
@@ -72,8 +269,6 @@ def get(name: str) -> Entry:
     for entry in _ENTRIES:
         if entry.name == name:
             return entry
-    import difflib
-
     close = difflib.get_close_matches(name, [e.name for e in _ENTRIES], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise KeyError(f"no catalogue entry named {name!r}{hint}")

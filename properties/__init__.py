@@ -1,0 +1,76 @@
+"""Hypothesis strategies, exact properties and the counterexample search.
+
+>>> from properties import search_sampler
+>>> from counterexamples.samplers import naive_resample
+>>> search_sampler(naive_resample).status
+'fail'
+"""
+
+from __future__ import annotations
+
+from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from properties.properties import (
+    acceptance_is_one_minus_tv,
+    efficiency_bounds_hold,
+    is_distribution_over_vocabulary,
+    multidraft_acceptance,
+    multidraft_acceptance_within_bound,
+    no_mass_where_target_is_zero,
+    preserves_joint_law,
+    preserves_target,
+    textbook_acceptance,
+)
+from properties.search import (
+    DEFAULT_SAMPLER_EXAMPLES,
+    SamplerWitness,
+    SearchResult,
+    largest_tv,
+    search_sampler,
+    shrink_pair,
+)
+from properties.step_search import (
+    DEFAULT_STEP_EXAMPLES,
+    StepWitness,
+    search_step,
+    step_edge_cases,
+)
+from properties.step_strategies import STEP_MODEL_KINDS, model_pairs, model_specs
+from properties.strategies import (
+    PAIR_FAMILIES,
+    distributions,
+    pipelines,
+    pq_pairs,
+    vocab_range,
+)
+
+__all__ = [
+    "DEFAULT_SAMPLER_EXAMPLES",
+    "DEFAULT_STEP_EXAMPLES",
+    "EDGE_FAMILIES",
+    "PAIR_FAMILIES",
+    "STEP_MODEL_KINDS",
+    "SamplerWitness",
+    "SearchResult",
+    "StepWitness",
+    "acceptance_is_one_minus_tv",
+    "distributions",
+    "efficiency_bounds_hold",
+    "is_distribution_over_vocabulary",
+    "largest_tv",
+    "model_pairs",
+    "model_specs",
+    "multidraft_acceptance",
+    "multidraft_acceptance_within_bound",
+    "no_mass_where_target_is_zero",
+    "pipelines",
+    "pq_pairs",
+    "preserves_joint_law",
+    "preserves_target",
+    "sampler_edge_cases",
+    "search_sampler",
+    "search_step",
+    "shrink_pair",
+    "step_edge_cases",
+    "textbook_acceptance",
+    "vocab_range",
+]

@@ -1,0 +1,90 @@
+"""Hand-picked (p, q) pairs every search tries before Hypothesis takes over.
+
+They cover the reference sheet's worked examples and the families where
+real bugs hide: p = q exactly, zeros in q where p > 0, disjoint supports,
+one-hot laws, and vocabulary 3 (the smallest where a residual can have two
+positive entries).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+__all__ = ["EDGE_FAMILIES", "sampler_edge_cases"]
+
+Probs = tuple[Fraction, ...]
+
+#: What the edge cases cover, for the search's "covered" sentence.
+EDGE_FAMILIES = ("reference-sheet examples", "p = q", "zeros in q", "disjoint supports",
+                 "one-hot", "vocabulary 3")
+
+
+def _f(*values: str) -> Probs:
+    return tuple(Fraction(v) for v in values)
+
+
+# The reference sheet's examples, then small cases of each family.
+_SHEET: tuple[tuple[Probs, Probs], ...] = (
+    (_f("1/5", "1/2", "3/10"), _f("1/2", "3/10", "1/5")),
+    (_f("1/2", "3/10", "1/5"), _f("9/10", "1/20", "1/20")),
+    (_f("1/3", "2/3"), _f("2/3", "1/3")),
+    (_f("0", "1/4", "3/4"), _f("1/2", "0", "1/2")),
+    (_f("1/4", "1/4", "1/2"), _f("0", "3/4", "1/4")),
+)
+
+
+def _uniform(v: int) -> Probs:
+    return tuple(Fraction(1, v) for _ in range(v))
+
+
+def _ramp(v: int) -> Probs:
+    total = v * (v + 1) // 2
+    return tuple(Fraction(i + 1, total) for i in range(v))
+
+
+def _hot(v: int, i: int) -> Probs:
+    return tuple(Fraction(int(t == i)) for t in range(v))
+
+
+def _family_cases(v: int) -> list[tuple[Probs, Probs]]:
+    ramp, uniform = _ramp(v), _uniform(v)
+    cases: list[tuple[Probs, Probs]] = []
+    if v == 1:
+        return [(_hot(1, 0), _hot(1, 0))]
+    # p = q exactly: uniform, skewed and one-hot.
+    cases += [(uniform, uniform), (ramp, ramp), (_hot(v, 0), _hot(v, 0))]
+    # zeros in q where p > 0.
+    cases.append((uniform, _hot(v, 0)))
+    cases.append((ramp, _normalise([0, *[1] * (v - 1)])))
+    # disjoint supports.
+    half = v // 2
+    cases.append((_normalise([1] * half + [0] * (v - half)),
+                  _normalise([0] * half + [1] * (v - half))))
+    cases.append((_hot(v, v - 1), _hot(v, 0)))
+    # one-hot against a spread law, both ways.
+    cases.append((_hot(v, 0), uniform))
+    cases.append((ramp[::-1], ramp))
+    return cases
+
+
+def _normalise(weights: list[int]) -> Probs:
+    total = sum(weights)
+    return tuple(Fraction(w, total) for w in weights)
+
+
+def sampler_edge_cases(low: int, high: int) -> list[tuple[Probs, Probs]]:
+    """The edge cases whose vocabulary lies in ``[low, high]``, without repeats.
+
+    Vocabulary 3 is always included when the range reaches it, and the
+    sheet's examples come first.
+    """
+    seen: set[tuple[Probs, Probs]] = set()
+    out: list[tuple[Probs, Probs]] = []
+    candidates = list(_SHEET)
+    for v in range(low, min(high, 5) + 1):
+        candidates += _family_cases(v)
+    for case in candidates:
+        if low <= len(case[0]) <= high and case not in seen:
+            seen.add(case)
+            out.append(case)
+    return out

@@ -1,0 +1,196 @@
+"""Searching for exact counterexamples to a decoding step's joint law.
+
+Same shape as :func:`properties.search_sampler`: hand-picked model pairs
+first (context-free pairs from the sampler edge cases, and context-dependent
+ones where the target changes after one token), then a seeded Hypothesis
+search over :class:`~properties.step_strategies.ModelSpec`, then shrinking:
+a shorter horizon, fewer prefix overrides, then simpler rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, final
+
+import hypothesis
+from hypothesis import settings as Settings
+
+from properties.edge_cases import sampler_edge_cases
+from properties.search import (
+    Progress,
+    SearchResult,
+    Status,
+    _check_examples,
+    _Checker,
+    _rule_key,
+    _settings,
+    _sizes,
+    covered_sentence,
+    run_hypothesis,
+    shrink_pair,
+)
+from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
+from properties.strategies import vocab_range
+from verifier.errors import InvalidArgument
+from verifier.step_verdict import StepVerdict, check_step
+from verifier.tree import Budget
+
+__all__ = ["DEFAULT_STEP_EXAMPLES", "StepWitness", "search_step", "step_edge_cases"]
+
+Probs = tuple[Fraction, ...]
+DEFAULT_STEP_EXAMPLES = 60
+
+_STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
+                       "one-hot", "vocabulary 3", "target changing after token 0")
+
+
+@final
+@dataclass(frozen=True)
+class StepWitness:
+    """Exact models and a horizon on which a step does not preserve the target's joint law.
+
+    ``spec`` is the compact description the models were built from.
+    """
+
+    target: Any
+    draft: Any
+    horizon: int
+    spec: ModelSpec
+
+
+@dataclass(frozen=True)
+class _Case:
+    spec: ModelSpec
+    horizon: int
+
+
+def _hot(v: int, i: int) -> Probs:
+    return tuple(Fraction(int(t == i)) for t in range(v))
+
+
+def step_edge_cases(low: int, high: int, *, one_hot_target: bool = False) -> list[ModelSpec]:
+    """Hand-picked model pairs for vocabularies in ``[low, high]`` (at most 3 tokens)."""
+    top = min(high, 3)
+    specs: list[ModelSpec] = []
+    for p, q in sampler_edge_cases(low, top):
+        if one_hot_target and sorted(p)[-1] != 1:
+            continue
+        specs.append(ModelSpec((p, q)))
+    for v in range(max(low, 2), top + 1):
+        ramp = tuple(Fraction(i + 1, v * (v + 1) // 2) for i in range(v))
+        uniform = tuple(Fraction(1, v) for _ in range(v))
+        if one_hot_target:
+            specs.append(ModelSpec((_hot(v, 0), uniform), (((0,), _hot(v, v - 1), uniform),)))
+            continue
+        # The target changes after token 0 (stale contexts, wrong positions, caches).
+        specs.append(ModelSpec((uniform, ramp), (((0,), ramp[::-1], ramp),)))
+        specs.append(ModelSpec((ramp, ramp), (((0,), uniform, uniform),)))
+        specs.append(ModelSpec((uniform, _hot(v, 0)), (((1,), _hot(v, 1), uniform),)))
+    return specs
+
+
+def _simpler_specs(spec: ModelSpec) -> list[ModelSpec]:
+    out = [ModelSpec(spec.default)] if spec.overrides else []
+    for i in range(len(spec.overrides)):
+        out.append(replace(spec, overrides=spec.overrides[:i] + spec.overrides[i + 1:]))
+    for i, (prefix, a, b) in enumerate(spec.overrides):
+        if len(prefix) > 1:
+            shorter = (prefix[:-1], a, b)
+            if all(o[0] != prefix[:-1] for o in spec.overrides):
+                out.append(replace(spec, overrides=(*spec.overrides[:i], shorter,
+                                                    *spec.overrides[i + 1:])))
+    return out
+
+
+def _shrink_case(case: _Case, fails: Any, low: int) -> _Case:
+    best = case
+    for horizon in range(1, best.horizon):
+        if fails(_Case(best.spec, horizon)):
+            best = _Case(best.spec, horizon)
+            break
+    improved = True
+    while improved:
+        improved = False
+        for spec in _simpler_specs(best.spec):
+            if fails(_Case(spec, best.horizon)):
+                best = _Case(spec, best.horizon)
+                improved = True
+                break
+    if best.spec.context_free:
+        pair = shrink_pair(best.spec.default,
+                           lambda pq: fails(_Case(ModelSpec(pq), best.horizon)),
+                           min_size=low, max_checks=150)
+        best = _Case(ModelSpec(pair), best.horizon)
+    return best
+
+
+def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon: int = 3,
+                examples: int = DEFAULT_STEP_EXAMPLES, seed: int = 0,
+                budget: Budget | None = None, settings: Settings | None = None,
+                progress: Progress | None = None, stateful: bool = False,
+                one_hot_target: bool = False, kinds: Sequence[str] | None = None,
+                uniform_bits: int | None = None) -> SearchResult:
+    """Search for exact models on which ``step`` does not preserve the target's joint law.
+
+    Compares the law of the first ``horizon`` tokens (the step run
+    repeatedly from the empty prefix) with the target's own.  ``stateful``
+    wraps the models in :class:`~verifier.models.CachedModel` (steps using
+    the cache interface); ``one_hot_target`` draws one-hot target rows only
+    (greedy rules); ``kinds`` restricts the row families.  The witness has
+    ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
+    """
+    low, high = vocab_range(vocab_sizes)
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        msg = f"horizon={horizon!r} must be an integer >= 1"
+        raise InvalidArgument(msg)
+    _check_examples(examples)
+    hyp_settings = _settings(settings, examples)
+
+    def check(case: _Case) -> StepVerdict:
+        target, draft = case.spec.models(stateful=stateful)
+        return check_step(step, target, draft, case.horizon, budget=budget,
+                          uniform_bits=uniform_bits)
+
+    checker = _Checker(check, progress)
+    edge = step_edge_cases(low, high, one_hot_target=one_hot_target)
+    failure: tuple[Any, Any] | None = None
+    ran: Settings | None = None
+    for spec in edge:
+        verdict = checker(_Case(spec, horizon))
+        if verdict is not None:
+            failure = (_Case(spec, horizon), verdict)
+            break
+        if checker.exhausted:
+            break
+    if failure is None and not checker.exhausted:
+        ran = hyp_settings
+        strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
+                               one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))
+        failure = run_hypothesis(
+            strategy, checker, settings=hyp_settings, seed=seed,
+            key=_rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target}"),
+            steer=_steer_step)
+    families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
+
+    def covered() -> str:
+        return covered_sentence(f"{_sizes(low, high)} with horizon {horizon}", len(edge),
+                                _STEP_EDGE_FAMILIES, ran, seed, checker.cases,
+                                (*families, "context-free and context-dependent"))
+
+    if failure is None:
+        status: Status = "undecided" if checker.error is not None else "pass"
+        return SearchResult(status, checker.cases, None, None, checker.error, covered())
+    case = _shrink_case(failure[0], checker, low)
+    final = check(case)
+    witness = StepWitness(final.target, final.draft, case.horizon, case.spec)
+    return SearchResult("fail", checker.cases, witness, final, None, covered())
+
+
+def _steer_step(case: _Case, verdict: StepVerdict | None) -> None:
+    p, q = case.spec.default
+    hypothesis.target(float(sum(abs(a - b) for a, b in zip(p, q, strict=True)) / 2),
+                      label="TV(default rows)")
+    if verdict is not None and verdict.tv is not None:
+        hypothesis.target(float(verdict.tv), label="TV(joint law)")
