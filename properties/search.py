@@ -273,11 +273,18 @@ def _steer_sampler(pair: tuple[Probs, Probs], verdict: Verdict | None) -> None:
 
 def covered_sentence(sizes: str, edge: int, edge_families: Sequence[str],
                      settings: Settings | None, seed: int, cases: int,
-                     families: Sequence[str]) -> str:
-    """One sentence saying what a search covered (``settings`` None: Hypothesis never ran)."""
-    text = (f"Covered vocabulary sizes {sizes}: {edge} hand-picked edge case"
-            f"{'' if edge == 1 else 's'} "
-            f"({', '.join(edge_families)})")
+                     families: Sequence[str], edge_total: int | None = None) -> str:
+    """One sentence saying what a search covered (``settings`` None: Hypothesis never ran).
+
+    ``edge`` is the number of hand-picked cases tried, ``edge_total`` the
+    number there were (the search stops at the first failure).
+    """
+    if edge_total is not None and edge < edge_total:
+        tried = (f"{edge} of the {edge_total} hand-picked edge cases "
+                 f"({', '.join(edge_families)}), stopping at the first failure")
+    else:
+        tried = f"{edge} hand-picked edge cases ({', '.join(edge_families)})"
+    text = f"Covered vocabulary sizes {sizes}: {tried}"
     if settings is not None:
         text += (f", then up to {settings.max_examples} Hypothesis examples (seed {seed}; "
                  f"families: {', '.join(families)})")
@@ -328,14 +335,14 @@ def search_sampler(sampler: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                                  steer=_steer_sampler)
     if failure is None:
         covered = covered_sentence(_sizes(low, high), tried, EDGE_FAMILIES, ran, seed,
-                                   checker.cases, PAIR_FAMILIES)
+                                   checker.cases, PAIR_FAMILIES, len(edge))
         if checker.error is not None:
             return SearchResult("undecided", checker.cases, None, None, checker.error, covered)
         return SearchResult("pass", checker.cases, None, None, None, covered)
     pair = shrink_pair(failure[0], checker, min_size=low)
     verdict = check_sampler(sampler, pair[0], pair[1], uniform_bits=uniform_bits, budget=budget)
     covered = covered_sentence(_sizes(low, high), tried, EDGE_FAMILIES, ran, seed,
-                               checker.cases, PAIR_FAMILIES)
+                               checker.cases, PAIR_FAMILIES, len(edge))
     return SearchResult("fail", checker.cases, SamplerWitness(*pair), verdict, None, covered)
 
 

@@ -179,7 +179,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     def covered() -> str:
         return covered_sentence(f"{_sizes(low, high)} with horizon {horizon}", tried,
                                 _STEP_EDGE_FAMILIES, ran, seed, checker.cases,
-                                (*families, "context-free and context-dependent"))
+                                (*families, "context-free and context-dependent"), len(edge))
 
     if failure is None:
         status: Status = "undecided" if checker.error is not None else "pass"
