@@ -154,7 +154,9 @@ def run_hypothesis(strategy: Any, checker: _Checker, *, settings: Settings, seed
             found_any = True
             raise _Found(case, verdict)
 
-    wrapped: Any = settings(given(strategy)(test))
+    # hypothesis.given is typed by overloads mypy cannot resolve for an Any strategy.
+    given_: Any = given
+    wrapped: Any = settings(given_(strategy)(test))
     # What ``hypothesis.seed`` does, minus its switching the example database off:
     # the search stays reproducible and still replays stored failures first.
     wrapped._hypothesis_internal_use_seed = seed
