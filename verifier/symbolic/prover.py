@@ -117,10 +117,14 @@ class _Prover:
                 value = self.sampler(p, q, rng)
                 if decider.errors:
                     raise decider.errors[0]
+                if decider.splits:  # the sampler swallowed a NeedSplit
+                    raise decider.splits[0]
                 return _outcome_law(value, space.vocab_size), tuple(decider.local)
             except Exception as exc:
                 if decider.errors:
                     raise decider.errors[0] from None
+                if decider.splits:
+                    raise decider.splits[0] from None
                 if isinstance(exc, Undecided):
                     raise
                 raise _Crash(exc, (*cell, *decider.local), chooser.describe()) from exc
@@ -234,6 +238,7 @@ class _Prover:
                                   target, substitution)
         nice = {k: _tidy(space, v) for k, v in formula.items() if v != 0}
         if not bias:
+            self._cross_check(cell, formula)
             return Case(cell, nice, {}, None, None, None, len(leaves))
         return self._refute(cell, nice, bias, len(leaves))
 
@@ -268,19 +273,62 @@ class _Prover:
         if centre is not None:
             candidates.insert(0, centre)
         shown_bias = {k: _tidy(space, v) for k, v in bias.items()}
-        for x in candidates:
-            if not space.contains(cell, x):
-                continue  # outside a nonlinear constraint
-            for y in (space.simplest_point(cell, x), x):
-                point = space.split_point(y)
-                values = self._evaluate(bias, point)
-                if not any(values.values()):
-                    continue
-                actual = self._confirm(point, formula)
-                return Case(cell, formula, shown_bias, point, actual, None, leaves)
+        # Near-boundary points only if the random ones miss (a thin nonlinear sliver).
+        batches: list[Callable[[], list[tuple[Fraction, ...]]]] = [lambda: candidates]
+        if nonlinear:
+            batches.append(lambda: space.near_boundary_points(cell, self.rng))
+        for batch in batches:
+            for x in batch():
+                if not space.contains(cell, x):
+                    continue  # outside a nonlinear constraint
+                for y in (space.simplest_point(cell, x), x):
+                    point = space.split_point(y)
+                    values = self._evaluate(bias, point)
+                    if not any(values.values()):
+                        continue
+                    actual = self._confirm(point, formula)
+                    return Case(cell, formula, shown_bias, point, actual, None, leaves)
         why = ("no rational point found inside it makes the bias nonzero"
                + ("; its nonlinear constraints may leave it empty" if nonlinear else ""))
         return Case(cell, formula, shown_bias, None, None, None, leaves, why)
+
+    def _cross_check(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any]) -> None:
+        """Confirm an unbiased case's law with the exact engine at random points of it.
+
+        Symbolic values are not Fractions: code that inspects types
+        (``isinstance(p[0], Fraction)``) or otherwise behaves differently on
+        them would get a formula that is not the law of the real run.  Two
+        generic points per case catch such a divergence instead of proving
+        the wrong program.
+        """
+        space = self.space
+        # Two random points from eight vertices: one or two vertices alone are
+        # often degenerate (p == q on the whole simplex for V = 2).
+        points = [x for x in space.random_points(cell, 8, self.rng) if space.contains(cell, x)]
+        for x in points[:2]:
+            self._agrees_at(cell, formula, space.split_point(x))
+
+    def _agrees_at(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any],
+                   point: Point) -> None:
+        expected = Distribution({k: v for k, v in self._evaluate(formula, point).items() if v})
+        try:
+            actual = output_distribution(self.sampler, point[0], point[1])
+        except Exception as error:
+            msg = (f"the sampler ran on symbolic p and q but the exact engine at the point "
+                   f"p={_show(point[0])}, q={_show(point[1])} of the case "
+                   f"{' and '.join(map(str, cell)) or 'the whole simplex'} reports: "
+                   f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            raise Undecided(msg) from error
+        if actual != expected:
+            target = Distribution({k: v for k, v in self._evaluate(
+                {k: self.space.p[k] for k in range(self.space.vocab_size)}, point).items() if v})
+            biased = ("; the exact engine's law there is not p, so the sampler is biased at "
+                      "that point" if actual != target else "")
+            msg = (f"the symbolic law differs from the exact engine's at p={_show(point[0])}, "
+                   f"q={_show(point[1])} ({expected} vs {actual}): the sampler "
+                   "behaves differently on symbolic values (type checks such as "
+                   f"isinstance(x, Fraction), identity tests, ...); no proof is possible{biased}")
+            raise Undecided(msg)
 
     def _evaluate(self, formula: dict[Hashable, Any], point: Point) -> dict[Hashable, Fraction]:
         space = self.space
@@ -330,6 +378,7 @@ class _Prover:
         stack: list[tuple[Constraint, ...]] = [()]
         cases: list[Case] = []
         note = None
+        skipped: list[Undecided] = []
         space = self.space
         while stack:
             cell = stack.pop()
@@ -342,7 +391,13 @@ class _Prover:
                 self.pruned += len(split.sides) - len(children)
                 stack.extend(reversed(children))
             except _Crash as crash:
-                cases.append(self.crash_case(crash))
+                try:
+                    cases.append(self.crash_case(crash))
+                except Undecided as error:
+                    # A crash in a region with no concrete point (often empty: nonlinear
+                    # cuts) or code the symbolic engine cannot follow there: the other
+                    # cases may still refute; without a refutation this is the answer.
+                    skipped.append(error)
             except Undecided as error:
                 if not any(c.refutes for c in cases):
                     raise
@@ -354,6 +409,11 @@ class _Prover:
                     raise too_many
                 note = f"stopped early: {too_many}"
                 break
+        if skipped:
+            if not any(c.refutes for c in cases):
+                raise skipped[0]
+            left = f"{len(skipped)} crashing region(s) left undecided; the first: {skipped[0]}"
+            note = left if note is None else f"{note}; {left}"
         undecided = [c for c in cases if c.undecided is not None]
         if undecided and not any(c.refutes for c in cases):
             first = undecided[0]

@@ -295,6 +295,32 @@ class Space:
                 for i in range(self.n)))
         return points
 
+    def near_boundary_points(self, constraints: Sequence[Constraint],
+                             rng: random.Random) -> list[tuple[Fraction, ...]]:
+        """Rational points pulled from vertices and edge midpoints towards the centre.
+
+        A nonlinear region (``p0 * q0 > 6/25``) can be a thin sliver near the
+        boundary of its linear relaxation that random interior points miss;
+        a strict nonlinear inequality holding at a point of the closure also
+        holds a little way towards the centre, so ``(1 - t) v + t c`` for
+        small t finds it.
+        """
+        centre = self.interior_point(constraints)
+        if centre is None:
+            return []
+        closure = frozenset((c.lin, ">=" if c.rel == ">" else c.rel)
+                            for c in constraints if c.lin is not None)
+        objectives = [[Fraction(sign * int(i == j)) for j in range(self.n)]
+                      for i in range(self.n) for sign in (1, -1)]
+        objectives += [[Fraction(rng.randint(-9, 9)) for _ in range(self.n)] for _ in range(8)]
+        vertices = list(dict.fromkeys(v for v in (self._solve(closure, o) for o in objectives)
+                                      if v is not None))
+        seeds = vertices + [tuple((a + b) / 2 for a, b in zip(u, v, strict=True))
+                            for i, u in enumerate(vertices) for v in vertices[i + 1:]]
+        return [tuple((1 - t) * a + t * c for a, c in zip(seed, centre, strict=True))
+                for t in (Fraction(1, 2), Fraction(1, 8), Fraction(1, 32), Fraction(1, 256))
+                for seed in seeds]
+
     def simplest_point(self, constraints: Sequence[Constraint],
                        x: Sequence[Fraction]) -> tuple[Fraction, ...]:
         """A point with small denominators near ``x`` that still satisfies the constraints."""

@@ -167,7 +167,9 @@ class ProofResult:
     def summary(self) -> str:
         v = self.vocab_size
         undecided = f", {len(self.undecided)} undecided" if self.undecided else ""
-        head = (f"{self.status.upper()} for every p, q on {v} token{'s' * (v != 1)}: "
+        # "REFUTED for every p, q" would read as "biased everywhere": say where instead.
+        scope = "for every p, q" if self.proved else "(biased on the cases below)"
+        head = (f"{self.status.upper()} {scope} on {v} token{'s' * (v != 1)}: "
                 f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}, "
                 f"{len(self.refuting)} biased{undecided} ({self.splits} splits, {self.pruned} "
                 f"infeasible sides pruned, {self.lp_calls} LPs, {self.seconds:.2f}s)")

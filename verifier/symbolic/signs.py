@@ -174,6 +174,13 @@ class Decider:
         self.local: list[Constraint] = []
         #: Errors raised here, kept in case the code under test swallows them.
         self.errors: list[UnsupportedOperation] = []
+        #: Splits raised here: a sampler's ``except BaseException`` (or bare
+        #: ``except:``) must not turn an undecided comparison into a branch.
+        self.splits: list[NeedSplit] = []
+
+    def _pending(self, split: NeedSplit) -> NeedSplit:
+        self.splits.append(split)
+        return split
 
     def factor_signs(self, factor: _Factor, *, local: bool = True) -> SignSet:
         """The possible signs of a factor in the case (and under the local constraints)."""
@@ -225,7 +232,7 @@ class Decider:
             return True
         if not signs & truth:
             return False
-        raise self.split(expr, truth, what)
+        raise self._pending(self.split(expr, truth, what))
 
     def sign(self, expr: Any, what: str = "comparison") -> int:
         """The single sign of ``expr`` in this case (splitting it if needed)."""
@@ -274,8 +281,8 @@ class Decider:
         for f, s in den:
             if ZERO in s and len(s) > 1:
                 cell_signs = self.factor_signs(f, local=False)
-                raise NeedSplit([c for x in sorted(cell_signs)
-                                 for c in side(self.space, f, _SINGLE[x])])
+                raise self._pending(NeedSplit([c for x in sorted(cell_signs)
+                                               for c in side(self.space, f, _SINGLE[x])]))
         extra: list[Constraint] = []
         for f, s in num:
             if ZERO not in s or len(s) == 1:
@@ -285,7 +292,8 @@ class Decider:
             elif s == {NEG, ZERO}:
                 extra.append(f.constraint(self.space, ">", negate=True))
             else:  # f != 0 is not convex: split on the factor's sign
-                raise NeedSplit(side(self.space, f, self.factor_signs(f, local=False)))
+                raise self._pending(
+                    NeedSplit(side(self.space, f, self.factor_signs(f, local=False))))
         if not self.space.feasible((*self.cell, *self.local, *extra)):
             return None
         return extra
