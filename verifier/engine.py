@@ -74,23 +74,32 @@ class _GlobalRandomWatch:
         self._before = self._state()
 
     @staticmethod
-    def _state() -> tuple[Any, ...]:
-        parts: list[Any] = [_random.getstate()]
+    def _state() -> dict[str, Any]:
+        parts: dict[str, Any] = {"random": _random.getstate()}
         np = sys.modules.get("numpy")
         if np is not None:
             state = np.random.get_state(legacy=False)["state"]
-            parts.append((state["pos"], state["key"].tobytes()))
+            parts["numpy"] = (state["pos"], state["key"].tobytes())
         torch = sys.modules.get("torch")
         if torch is not None and hasattr(torch, "random"):
-            parts.append(torch.random.get_rng_state().numpy().tobytes())
-        return tuple(parts)
+            parts["torch"] = torch.random.get_rng_state().numpy().tobytes()
+        return parts
 
     def check(self) -> None:
-        if self._state() != self._before:
+        # Only generators that existed before: code that imports numpy or torch
+        # lazily creates a fresh generator, which is not a draw from it.
+        now = self._state()
+        if any(now[name] != state for name, state in self._before.items()):
             msg = ("the code used a global random generator (Python's random module, "
                    "numpy.random or torch) instead of rng; its draws cannot be "
                    "enumerated, so no exact verdict is possible")
             raise HiddenRandomness(msg)
+
+
+def _lazy_proxy_refused(exc: Exception) -> bool:
+    """Whether ``exc`` is Python refusing an operation on a lazy value's type itself."""
+    return isinstance(exc, (TypeError, AttributeError)) \
+        and any(name in str(exc) for name in ("LazyToken", "LazyUniform"))
 
 
 def enumerate_law(run: Callable[[ExactRandom], Any], *, budget: Budget | None = None,
@@ -104,15 +113,57 @@ def enumerate_law(run: Callable[[ExactRandom], Any], *, budget: Budget | None = 
     an :class:`InvalidToken`.  ``context`` (for example ``{"p": p, "q": q}``)
     is attached to the error if the code raises.
     """
+    try:
+        return _enumerate(run, budget, uniform_bits, context, ExactRandom)
+    except SamplerRaised as lazy_crash:
+        # Lazy tokens are proxies, not ints: ``isinstance(x, int)``, ``x.to_bytes``
+        # or a C extension may refuse them where a real token would do.  Replay
+        # with tokens fixed to plain ints as soon as they are drawn; only a crash
+        # that survives that is the code's.
+        first_crash = lazy_crash
+    try:
+        return _enumerate(run, budget, uniform_bits, context, _EagerTokenRandom)
+    except SamplerRaised:
+        if isinstance(first_crash, _ProxyRefused):
+            raise  # the lazy crash was the proxy's; this one is the code's
+    # A genuine crash: report the lazy run's, with the code's exception as cause.
+    raise first_crash from first_crash.__cause__
+
+
+class _ProxyRefused(SamplerRaised):
+    """The code raised because a lazy value is not a plain number (never escapes)."""
+
+
+class _EagerTokenRandom(ExactRandom):
+    """ExactRandom whose ``categorical`` returns a plain int, branching at the draw."""
+
+    __slots__ = ()
+
+    def categorical(self, weights: Sequence[Any]) -> Any:
+        return super().categorical(weights).value()
+
+
+def _enumerate(run: Callable[[ExactRandom], Any], budget: Budget | None,
+               uniform_bits: int | None, context: dict[str, Any] | None,
+               source: type[ExactRandom]) -> Distribution:
     tree: ChoiceTree[Any] = ChoiceTree(budget)
     watch = _GlobalRandomWatch()
 
     def execute(chooser: Chooser) -> Any:
-        rng = ExactRandom(chooser, uniform_bits)
+        rng = source(chooser, uniform_bits)
         try:
             return run(rng)
         except Exception as exc:
             msg = f"the code under test raised {type(exc).__name__}: {exc}"
+            if _lazy_proxy_refused(exc):
+                if source is ExactRandom:
+                    raise _ProxyRefused(msg, context=context,
+                                        path=chooser.describe()) from exc
+                # Plain tokens did not help: a lazy uniform was refused.  The
+                # proxy, not the code, lacked the operation: no verdict.
+                raise rng.unsupported(
+                    f"the code used a lazy random value where Python wanted a plain "
+                    f"number ({type(exc).__name__}: {exc})") from exc
             raise SamplerRaised(msg, context=context, path=chooser.describe()) from exc
         finally:
             rng.active = False

@@ -30,7 +30,7 @@ from verifier.exact_scalar import exact_inputs, float_casts, numpy_module
 from verifier.numbers import as_distribution, check_same_vocabulary
 from verifier.random_source import check_uniform_bits
 from verifier.tree import Budget
-from verifier.verdict import compare_laws
+from verifier.verdict import compare_laws, tokens_only
 
 __all__ = [
     "FORMATS",
@@ -344,7 +344,7 @@ def _law_findings(law: Distribution | None, run: Run, p: tuple[Fraction, ...]
     if law is None:
         return []
     target = Distribution.from_probabilities(p)
-    c = compare_laws(target, law, len(p))
+    c = compare_laws(target, tokens_only(law), len(p))
     out = []
     if c.invalid_mass:
         shown = ", ".join(repr(o) for o in c.invalid_outcomes[:3])

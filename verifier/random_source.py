@@ -14,6 +14,7 @@ plain runs (benchmarks, demonstrations).
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import random as _random
 from collections.abc import Sequence
@@ -30,12 +31,13 @@ _ZERO = Fraction(0)
 _ONE = Fraction(1)
 
 
-def _weights(weights: Any, where: str) -> tuple[tuple[Fraction, ...], Fraction]:
+def _weights(weights: Any, where: str, rng: ExactRandom | None = None
+             ) -> tuple[tuple[Fraction, ...], Fraction]:
     """Snapshot and validate categorical weights: nonnegative, positive sum."""
     if hasattr(weights, "tolist") and not isinstance(weights, (list, tuple)):
         weights = weights.tolist()
     try:
-        ws = tuple([w if type(w) is Fraction else to_fraction(w, name=f"weights[{i}]")
+        ws = tuple([w if type(w) is Fraction else _exact(w, f"weights[{i}]", rng, where)
                     for i, w in enumerate(weights)])
     except TypeError:
         msg = f"{where}: weights must be a sequence of numbers, got {type(weights).__name__}"
@@ -62,8 +64,20 @@ def check_uniform_bits(uniform_bits: Any) -> int:
     return uniform_bits
 
 
-def _bernoulli_prob(prob: Any) -> Fraction:
-    f = to_fraction(prob, name="prob")
+def _exact(value: Any, name: str, rng: ExactRandom | None, where: str) -> Fraction:
+    """``to_fraction``, except that a lazy uniform is an unsupported operation.
+
+    A weight or probability that is itself a lazy uniform is not a number
+    the code got wrong, it is a limit of the tool: no verdict, not a crash.
+    (Lazy tokens convert: they are registered as ``numbers.Integral``.)
+    """
+    if rng is not None and isinstance(value, LazyUniform):
+        raise rng.unsupported(f"a lazy uniform as {name} of {where} (not affine in one draw)")
+    return to_fraction(value, name=name)
+
+
+def _bernoulli_prob(prob: Any, rng: ExactRandom | None = None) -> Fraction:
+    f = _exact(prob, "prob", rng, "bernoulli")
     if not 0 <= f <= 1:
         msg = f"bernoulli: prob={f} must lie in [0, 1]"
         raise InvalidArgument(msg)
@@ -390,6 +404,52 @@ class LazyToken:
     def __float__(self) -> float:
         return float(self.value())
 
+    def __complex__(self) -> complex:
+        return complex(self.value())
+
+    # The rest of the int protocol, so code written for ints (``divmod``,
+    # ``round``, ``Fraction(x)``, ``x.bit_length()``) does not crash on the
+    # proxy: a crash there would be the tool's, not the sampler's.
+    def __divmod__(self, other: Any) -> Any:
+        return divmod(self.value(), other.value() if isinstance(other, LazyToken) else other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return divmod(other, self.value())
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        return round(self.value()) if ndigits is None else round(self.value(), ndigits)
+
+    def __trunc__(self) -> int:
+        return self.value()
+
+    def __floor__(self) -> int:
+        return self.value()
+
+    def __ceil__(self) -> int:
+        return self.value()
+
+    @property
+    def numerator(self) -> int:
+        return self.value()
+
+    @property
+    def denominator(self) -> int:
+        return 1
+
+    @property
+    def real(self) -> int:
+        return self.value()
+
+    @property
+    def imag(self) -> int:
+        return 0
+
+    def conjugate(self) -> int:
+        return self.value()
+
+    def bit_length(self) -> int:
+        return self.value().bit_length()
+
     def __str__(self) -> str:
         return str(self.value())
 
@@ -430,6 +490,8 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift"
 for _name in ("neg", "pos", "abs", "invert"):
     setattr(LazyToken, f"__{_name}__", _forward(_name))
 del _name, _dunder
+# ``isinstance(x, numbers.Integral)`` holds for a drawn token, as it does for an int.
+numbers.Integral.register(LazyToken)
 
 
 # --------------------------------------------------------------------------
@@ -469,14 +531,14 @@ class ExactRandom:
         self._check_active()
         self.chooser.tick()
         self._draws += 1
-        ws, total = _weights(weights, f"categorical draw #{self._draws}")
+        ws, total = _weights(weights, f"categorical draw #{self._draws}", self)
         return LazyToken(self, self._draws, ws, total)
 
     def bernoulli(self, prob: Any) -> bool:
         """True with probability ``prob``."""
         self._check_active()
         self.chooser.tick()
-        f = _bernoulli_prob(prob)
+        f = _bernoulli_prob(prob, self)
         if f == 0 or f == 1:
             return f == 1
         result: bool = self.chooser.choose(
