@@ -166,7 +166,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
             break
         if checker.exhausted:
             break
-    if failure is None and not checker.exhausted:
+    if failure is None and not checker.exhausted and hyp_settings is not None:
         ran = hyp_settings
         strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
                                one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))

@@ -11,8 +11,10 @@ its own cache (so a step that forgets to roll it back is caught).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
+import itertools
 import math
 import operator
 import random
@@ -42,6 +44,9 @@ Prefix = tuple[int, ...]
 Row = tuple[Fraction, ...]
 #: A stateless model: ``model(prefix) -> next-token probabilities``.
 Model = Callable[[Prefix], Sequence[Any]]
+
+#: At most this many rows never read are added to a witness (see RecordingModel).
+_COMPLETION_LIMIT = 2000
 
 MODEL_KINDS = ("random", "context-free", "equal", "zeros", "disjoint", "one-hot")
 
@@ -291,6 +296,10 @@ class RecordingModel:
         #: The first invalid-input error, kept because the engine reports a
         #: raise inside a step as the step's failure.
         self.error: InvalidDistribution | None = None
+        #: Prefixes asked while they held undrawn tokens: the ids each position
+        #: could take.  Rows there that were never read do not influence the
+        #: output, but a concrete replay of the step asks for them.
+        self.deferred: set[tuple[tuple[int, ...], ...]] = set()
 
     def row(self, prefix: Iterable[Any]) -> Row:
         """The validated row at ``prefix`` (ints or lazy tokens, which get fixed)."""
@@ -339,14 +348,48 @@ class RecordingModel:
                     # Fixing the prefix's tokens now would branch over values that
                     # may never matter (a draft after the first rejection); the row
                     # fixes them when it is first read.
+                    with contextlib.suppress(TypeError):  # a bad token fails when read
+                        self.deferred.add(tuple(_possible_ids(t) for t in key))
                     return _DeferredRow(self, key)
         if not ints:
             key = _as_prefix(key)
         row = self.asked.get(key)
         return _Row(row if row is not None else self._fetch(key))
 
+    def witness_rows(self, limit: int = _COMPLETION_LIMIT) -> dict[Prefix, Row]:
+        """The rows read, plus (up to ``limit`` more) the rows at every prefix asked
+        while it held undrawn tokens, so that the step can be replayed concretely
+        on a table of these rows.  Rows the model cannot give there are left out."""
+        rows = dict(self.asked)
+        added = 0
+        for pattern in sorted(self.deferred):
+            for key in itertools.product(*pattern):
+                if key in rows:
+                    continue
+                if added >= limit:
+                    return rows
+                try:
+                    raw = self.model(key)
+                    row = _exact_row(raw) or as_distribution(
+                        raw, name=f"the {self.name}'s row at prefix {key}")
+                except Exception:  # never read by the run: the row is optional
+                    continue
+                if self.vocab_size is None or len(row) == self.vocab_size:
+                    rows[key] = row
+                    added += 1
+        return rows
+
     def __repr__(self) -> str:
         return f"RecordingModel({self.model!r}, {len(self.asked)} prefixes asked)"
+
+
+def _possible_ids(token: Any) -> tuple[int, ...]:
+    """The ids a prefix position can hold (without drawing an undrawn token)."""
+    if isinstance(token, LazyToken) and not token.is_fixed:
+        if token.candidates is not None:
+            return token.candidates
+        return tuple([i for i, w in enumerate(token.weights) if w])
+    return (operator.index(token),)
 
 
 class _Row(list[Fraction]):

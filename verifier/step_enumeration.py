@@ -34,6 +34,9 @@ __all__ = ["enumerate_step"]
 
 Prefix = tuple[int, ...]
 _ZERO = Fraction(0)
+#: The stateful-model interface (verifier.models.CachedModel).
+_CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
+                            "rollback", "reset"})
 
 
 class _Slot:
@@ -51,6 +54,15 @@ class _Slot:
         return hash(("slot", self.index))
 
 
+class _EagerStepRandom(StepRandom):
+    """StepRandom whose ``categorical`` returns a plain int, branching at the draw."""
+
+    __slots__ = ()
+
+    def categorical(self, weights: Any) -> Any:
+        return super().categorical(weights).value()
+
+
 def _invalid(prefix: Prefix, out: Any, why: str, weight: Fraction,
              chooser: Chooser) -> InvalidOutput:
     msg = f"the step at prefix {prefix} returned {out!r}{why}"
@@ -61,13 +73,15 @@ def _invalid(prefix: Prefix, out: Any, why: str, weight: Fraction,
 def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
             chooser: Chooser) -> list[Any]:
     """The returned tokens as ints or unfixed lazy tokens; InvalidOutput if not a token tuple."""
-    if isinstance(out, list):
-        out = tuple(out)
+    shown = out  # as the step returned it, for messages
+    if isinstance(out, list) or (type(out).__name__ == "ndarray"
+                                 and getattr(out, "ndim", None) == 1):
+        out = tuple(out)  # a numpy vector of ids is a sequence of tokens too
     if not isinstance(out, tuple):
-        raise _invalid(prefix, out, ", not a tuple of tokens; a step returns the tokens it "
+        raise _invalid(prefix, shown, ", not a tuple of tokens; a step returns the tokens it "
                        "appends, e.g. (3,) or (1, 4, 0)", weight, chooser)
     if not out:
-        raise _invalid(prefix, out, ", an empty tuple; a step must emit at least one "
+        raise _invalid(prefix, shown, ", an empty tuple; a step must emit at least one "
                        "token (or decoding never ends)", weight, chooser)
     items: list[Any] = []
     for token in out:
@@ -78,22 +92,22 @@ def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
                 ids = token.candidates if token.candidates is not None else \
                     [i for i, w in enumerate(token.weights) if w]
                 if max(ids) >= vocab_size:
-                    raise _invalid(prefix, out, f": it can emit id {max(ids)}, outside the "
+                    raise _invalid(prefix, shown, f": it can emit id {max(ids)}, outside the "
                                    f"vocabulary 0..{vocab_size - 1}", weight, chooser)
                 items.append(token)
                 continue
             value = token.value()
         elif isinstance(token, (bool, LazyUniform)) or type(token).__name__ == "bool_":
-            raise _invalid(prefix, out, f", which holds {InvalidToken(token).description}, "
+            raise _invalid(prefix, shown, f", which holds {InvalidToken(token).description}, "
                            "not a token id", weight, chooser)
         else:
             try:
                 value = operator.index(token)
             except Exception:
-                raise _invalid(prefix, out, f", which holds {InvalidToken(token).description}"
+                raise _invalid(prefix, shown, f", which holds {InvalidToken(token).description}"
                                ", not a token id", weight, chooser) from None
         if not 0 <= value < vocab_size:
-            raise _invalid(prefix, out, f": id {value} is outside the vocabulary "
+            raise _invalid(prefix, shown, f": id {value} is outside the vocabulary "
                            f"0..{vocab_size - 1}", weight, chooser)
         items.append(value)
     return items
@@ -119,23 +133,32 @@ def _group_key(items: list[Any], extra: tuple[Any, ...]) -> tuple[Hashable, list
 
 def enumerate_step(run: Callable[[StepRandom], Any], *, prefix: Prefix, vocab_size: int,
                    keep: int | None, stateful: bool, budget: Budget,
-                   uniform_bits: int | None, context: dict[str, Any]
+                   uniform_bits: int | None, context: dict[str, Any], eager: bool = False
                    ) -> dict[Hashable, Fraction]:
     """The law of one step call: ``run(rng)`` returns the step's output (and, when
     ``stateful``, ``(output, target cache, draft cache)``).
 
     Outcomes are tuples of ints cut to ``keep`` tokens (all of them when
     ``keep`` is None); when stateful, ``(tokens, target cache, draft cache)``.
+    ``eager`` hands out drawn tokens as plain ints (branching at each draw),
+    for code that refuses lazy tokens.
     """
+    random_class = _EagerStepRandom if eager else StepRandom
     tree: ChoiceTree[Any] = ChoiceTree(budget)
     watch = _GlobalRandomWatch()
 
     def execute(chooser: Chooser) -> Any:
-        rng = StepRandom(chooser, uniform_bits)
+        rng = random_class(chooser, uniform_bits)
         try:
             return run(rng)
         except Exception as exc:
             msg = f"the code under test raised {type(exc).__name__}: {exc}"
+            if (not stateful and isinstance(exc, AttributeError)
+                    and getattr(exc, "name", None) in _CACHE_METHODS):
+                msg += (" (the step was handed stateless models, model(prefix); a step using "
+                        "the cache interface needs stateful ones: wrap them in "
+                        "verifier.models.CachedModel, pass stateful=True to the search, or "
+                        "specexact audit --stateful)")
             raise SamplerRaised(msg, context=context, path=chooser.describe()) from exc
         finally:
             rng.active = False

@@ -138,7 +138,8 @@ class StepRandom(ExactRandom):
         below: bool = self.chooser.choose(
             ("u", state.index, op, threshold),
             lambda: _split_odds(lo, hi, threshold),
-            f"u{state.index} {op} {threshold}")
+            # The choice is whether u < threshold, whatever the operator asked.
+            f"u{state.index} < {threshold}")
         state.intervals = [(lo, threshold)] if below else [(threshold, hi)]
         return truth_below if below else not truth_below
 

@@ -125,7 +125,9 @@ class StepVerdict:
 
     ``passed`` only after the full exact comparison, with no cache divergence
     and no crash.  ``target_rows`` / ``draft_rows`` hold every prefix the run
-    asked each model for (and the prefixes the target's own law needed).
+    asked each model for (and the prefixes the target's own law needed),
+    including rows asked but never read, so that the step can be replayed
+    concretely on these tables (at most a couple of thousand such rows).
     """
 
     target: Any
@@ -242,7 +244,7 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     def verdict(comparison: DecodeComparison | None, crash: SamplerFailure | None = None
                 ) -> StepVerdict:
         return StepVerdict(target, draft, horizon, vocab_size, comparison, crash,
-                           run.divergence, dict(t.rows), dict(d.rows))
+                           run.divergence, t.witness_rows(), d.witness_rows())
 
     try:
         _compose(step, t, d, run, clock, uniform_bits)

@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 from verifier.distribution import Distribution
-from verifier.errors import BudgetExceeded, InvalidArgument, SamplerRaised
+from verifier.errors import BudgetExceeded, InvalidArgument, SamplerRaised, Undecided
 from verifier.models import CachedModel, RecordingModel, StatefulModel
 from verifier.step_enumeration import enumerate_step
 from verifier.tree import Budget
@@ -99,6 +99,10 @@ class _Side:
     def rows(self) -> dict[Prefix, tuple[Fraction, ...]]:
         return {} if self.recorder is None else self.recorder.asked
 
+    def witness_rows(self) -> dict[Prefix, tuple[Fraction, ...]]:
+        """The rows read, and those asked but never read (a concrete replay needs them)."""
+        return {} if self.recorder is None else self.recorder.witness_rows()
+
     def cache(self) -> Prefix | None:
         return tuple(self.handed.cache) if self.stateful else None
 
@@ -145,7 +149,7 @@ class _Clock:
         left = self.deadline - time.monotonic()
         if left <= 0:
             msg = f"decoding exceeded max_seconds={self.budget.max_seconds}"
-            raise BudgetExceeded(msg, resolved_mass=resolved)
+            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds")
         return dataclasses.replace(self.budget, max_seconds=left)
 
 
@@ -171,16 +175,37 @@ def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
         context["target cache"] = caches[0]
     if draft.stateful:
         context["draft cache"] = caches[1]
+
+    def enumerate_(eager: bool) -> dict[Hashable, Fraction]:
+        try:
+            return enumerate_step(run, prefix=prefix, vocab_size=vocab_size,
+                                  keep=None if stateful else keep, stateful=stateful,
+                                  budget=budget, uniform_bits=uniform_bits, context=context,
+                                  eager=eager)
+        except SamplerRaised:
+            # A malformed model row is the caller's input error, not the step's fault.
+            for side in (target, draft):
+                if side.recorder is not None and side.recorder.error is not None:
+                    raise side.recorder.error from None
+            raise
+
     try:
-        return enumerate_step(run, prefix=prefix, vocab_size=vocab_size,
-                              keep=None if stateful else keep, stateful=stateful,
-                              budget=budget, uniform_bits=uniform_bits, context=context)
-    except SamplerRaised:
-        # A malformed model row is the caller's input error, not the step's fault.
-        for side in (target, draft):
-            if side.recorder is not None and side.recorder.error is not None:
-                raise side.recorder.error from None
-        raise
+        return enumerate_(eager=False)
+    except SamplerRaised as lazy_crash:
+        # Lazy tokens are proxies, not ints: ``isinstance(x, int)``, ``x.to_bytes``
+        # or a C extension may refuse them where a real token would do.  Replay
+        # with every drawn token fixed to a plain int; only a crash that survives
+        # that is the step's (reported as the lazy run saw it).
+        try:
+            return enumerate_(eager=True)
+        except SamplerRaised:
+            raise lazy_crash from lazy_crash.__cause__
+        except Undecided:
+            # The eager replay is costlier; when it cannot finish, the lazy crash
+            # stands unless it was plainly the proxy's (then nothing is known).
+            if any(name in str(lazy_crash) for name in ("LazyToken", "LazyUniform")):
+                raise
+            raise lazy_crash from lazy_crash.__cause__
 
 
 def _prepare(target: Any, draft: Any) -> tuple[_Side, _Side, int]:

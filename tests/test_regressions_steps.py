@@ -1,0 +1,235 @@
+"""Regressions found by reviewing multi-step decoding (steps, witnesses, the step CLI)."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import sys
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verifier import check_step
+from verifier.cli import main
+from verifier.models import CachedModel, ContextFreeModel, TableModel
+
+STEPS = '''
+from fractions import Fraction
+
+
+def residual(p, q):
+    return [max(a - b, 0) for a, b in zip(p, q)]
+
+
+def plain(target, draft, prefix, rng):
+    return (rng.categorical(target(prefix)),)
+
+
+def rare_bad_id(target, draft, prefix, rng):
+    q = draft(tuple(prefix))
+    x = rng.categorical(q)
+    p = target(tuple(prefix))
+    u = rng.random()
+    if u * q[x] < p[x]:
+        return (x,)
+    if u > Fraction(99, 100):
+        return (len(p),)  # an id outside the vocabulary on a rare path
+    return (rng.categorical(residual(p, q)),)
+
+
+def stateful_chain(target, draft, prefix, rng):
+    q = draft.next_distribution()
+    x = rng.categorical(q)
+    p = target.next_distribution()
+    if rng.random() * q[x] < p[x]:
+        target.append(x)
+        draft.append(x)
+        y = rng.categorical(target.next_distribution())
+        target.append(y)
+        draft.append(y)
+        return (x, y)
+    y = rng.categorical(residual(p, q))
+    target.append(y)
+    draft.append(y)
+    return (y,)
+'''
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def steps(tmp_path: Path) -> str:
+    path = tmp_path / "review_steps.py"
+    path.write_text(textwrap.dedent(STEPS))
+    return str(path)
+
+
+def residual(p: Any, q: Any) -> list[Any]:
+    return [max(a - b, 0) for a, b in zip(p, q, strict=True)]
+
+
+def test_json_report_of_a_crashing_step(steps: str) -> None:
+    # The JSON report used to die on the missing expected law (internal error, exit 2).
+    code, out, err = run("audit", f"{steps}:rare_bad_id", "--examples", "1", "--json")
+    assert code == 1, err
+    found = json.loads(out)["counterexample"]
+    assert "outside the vocabulary" in found["crash"]
+    assert found["target"] and found["draft"]
+
+
+def test_examples_zero_runs_the_edge_cases_only(steps: str) -> None:
+    # Hypothesis refuses max_examples=0; the audit used to end in an internal error.
+    code, out, err = run("audit", f"{steps}:plain", "--examples", "0")
+    assert code == 0, out + err
+    assert "Hypothesis" not in out
+
+
+def test_crash_path_says_which_side_of_the_threshold_the_uniform_fell() -> None:
+    def step(target: Any, draft: Any, prefix: Any, rng: Any) -> tuple[int, ...]:
+        if rng.random() > Fraction(1, 2):
+            return (7,)
+        return (0,)
+
+    u = ContextFreeModel(["1/2", "1/2"])
+    verdict = check_step(step, u, u, 1)
+    assert verdict.crash is not None
+    # u1 > 1/2 held, i.e. u1 < 1/2 did not; the path used to say "u1 > 1/2: False".
+    assert "u1 < 1/2: False" in str(verdict.crash)
+    assert "u1 > 1/2: False" not in str(verdict.crash)
+
+
+def test_a_step_importing_numpy_lazily_is_not_hidden_randomness(monkeypatch: Any) -> None:
+    numpy = pytest.importorskip("numpy")
+    monkeypatch.delitem(sys.modules, "numpy")  # as if not imported yet
+
+    def step(target: Any, draft: Any, prefix: Any, rng: Any) -> tuple[int, ...]:
+        sys.modules["numpy"] = numpy  # what `import numpy` inside the step does
+        return (rng.categorical(target(prefix)),)
+
+    u = ContextFreeModel(["1/3", "2/3"])
+    assert check_step(step, u, None, 2).passed
+
+
+def _chain_refusing_lazy_tokens(target: Any, draft: Any, prefix: Any, rng: Any
+                                ) -> tuple[int, ...]:
+    q = draft(prefix)
+    x = rng.categorical(q)
+    assert isinstance(x, int)  # lazy tokens are not ints
+    x = int.from_bytes(x.to_bytes(2, "little"), "little")
+    p = target(prefix)
+    if rng.random() * q[x] < p[x]:
+        return (x,)
+    return (rng.categorical(residual(p, q)),)
+
+
+def test_a_lossless_step_that_needs_real_ints_passes() -> None:
+    verdict = check_step(_chain_refusing_lazy_tokens, ContextFreeModel(["1/3", "2/3"]),
+                         ContextFreeModel(["3/4", "1/4"]), 2)
+    assert verdict.passed, verdict.reason
+
+
+def test_a_step_crashing_for_real_still_fails_with_the_lazy_runs_report() -> None:
+    def step(target: Any, draft: Any, prefix: Any, rng: Any) -> tuple[int, ...]:
+        x = rng.categorical(draft(prefix))
+        if x == 1:
+            raise ZeroDivisionError("boom")
+        return (x,)
+
+    u = ContextFreeModel(["1/2", "1/2"])
+    verdict = check_step(step, u, u, 1)
+    assert verdict.crash is not None and "ZeroDivisionError: boom" in str(verdict.crash)
+
+
+class _ConcreteRandom:
+    """A plain random source, to replay a step outside the engine."""
+
+    def __init__(self, seed: int) -> None:
+        self._r = random.Random(seed)
+
+    def random(self) -> Fraction:
+        return Fraction(self._r.getrandbits(40), 2**40)
+
+    def categorical(self, weights: Any) -> int:
+        ws = [Fraction(w) for w in weights]
+        u, acc = self.random() * sum(ws), Fraction(0)
+        for i, w in enumerate(ws):
+            acc += w
+            if w and u < acc:
+                return i
+        return max(i for i, w in enumerate(ws) if w)
+
+
+def _eager_chain(target: Any, draft: Any, prefix: Any, rng: Any) -> tuple[int, ...]:
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    qs = []
+    for _ in range(2):
+        qs.append(draft((*ctx, *xs)))
+        xs.append(rng.categorical(qs[-1]))
+    ps = [target((*ctx, *xs[:i])) for i in range(3)]  # asked up front, read or not
+    for i, x in enumerate(xs):
+        if not rng.random() * qs[i][x] < ps[i][x]:
+            return (*xs[:i], rng.categorical(residual(ps[i], qs[i])))
+    return (*xs, rng.categorical(ps[2]))
+
+
+def test_witness_rows_cover_rows_asked_but_never_read() -> None:
+    # The draft's first token is always rejected, so target((0, 0)) is asked but
+    # never read; a concrete replay on the witness tables used to hit a KeyError.
+    target = ContextFreeModel(["0", "1"])
+    draft = TableModel({(): ["1", "0"]}, default=["1/2", "1/2"])
+    verdict = check_step(_eager_chain, target, draft, 2)
+    assert {(0, 0), (0, 1)} <= set(verdict.target_rows)
+    t, d = TableModel(verdict.target_rows), TableModel(verdict.draft_rows)
+    for seed in range(50):
+        rng, seq = _ConcreteRandom(seed), ()
+        while len(seq) < 2:
+            seq += _eager_chain(t, d, seq, rng)
+
+
+def test_cli_audits_stateful_steps(steps: str) -> None:
+    code, out, err = run("audit", f"{steps}:stateful_chain", "--stateful", "--examples", "2")
+    assert code == 0, out + err
+    # Without --stateful the crash says how to audit it.
+    code, out, _ = run("audit", f"{steps}:stateful_chain", "--examples", "0")
+    assert code == 1 and "--stateful" in out
+
+
+def test_stateful_flag_is_refused_for_samplers(tmp_path: Path) -> None:
+    path = tmp_path / "s.py"
+    path.write_text("def s(p, q, rng):\n    return rng.categorical(p)\n")
+    code, _, err = run("audit", f"{path}:s", "--stateful")
+    assert code == 2 and "--stateful applies to steps" in err
+
+
+def test_stateful_cache_divergence_witness_replays() -> None:
+    def forgets_draft_cache(target: Any, draft: Any, prefix: Any, rng: Any
+                            ) -> tuple[int, ...]:
+        y = rng.categorical(target.next_distribution())
+        target.append(y)
+        if y == 0:
+            draft.append(y)
+        return (y,)
+
+    t = CachedModel(ContextFreeModel(["1/3", "2/3"]))
+    verdict = check_step(forgets_draft_cache, t, CachedModel(ContextFreeModel(["1", "0"])), 2)
+    assert verdict.cache_divergence is not None
+    assert verdict.cache_divergence.model == "draft"
+
+
+def test_a_numpy_vector_of_ids_is_a_valid_step_output() -> None:
+    numpy = pytest.importorskip("numpy")
+
+    def step(target: Any, draft: Any, prefix: Any, rng: Any) -> Any:
+        return numpy.array([int(rng.categorical(target(prefix)))])
+
+    u = ContextFreeModel(["1/3", "2/3"])
+    assert check_step(step, u, None, 2).passed
