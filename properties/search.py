@@ -21,7 +21,7 @@ from hypothesis import settings as Settings
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.strategies import PAIR_FAMILIES, pq_pairs, vocab_range
-from verifier.errors import InvalidArgument, Undecided
+from verifier.errors import BudgetExceeded, InvalidArgument, Undecided
 from verifier.tree import Budget
 from verifier.verdict import Verdict, check_sampler
 
@@ -113,6 +113,10 @@ class _Checker:
             self.undecided += 1
             if self.error is None:
                 self.error = exc
+            if isinstance(exc, BudgetExceeded) and exc.limit == "max_seconds":
+                # A case that ran out of wall-clock time usually means code that
+                # never ends; retrying on more cases would only multiply the wait.
+                self.undecided = max(self.undecided, _UNDECIDED_LIMIT)
             return None
         finally:
             if self._progress is not None:
@@ -124,10 +128,13 @@ class _Checker:
         return self.undecided >= _UNDECIDED_LIMIT
 
 
-def _settings(settings: Settings | None, examples: int) -> Settings:
+def _settings(settings: Settings | None, examples: int) -> Settings | None:
+    """The Hypothesis settings of a search; None when it generates no examples."""
     forced: dict[str, Any] = {"suppress_health_check": list(HealthCheck),
                               "report_multiple_bugs": False, "deadline": None}
     if settings is None:
+        if examples == 0:  # edge cases only (Hypothesis refuses max_examples=0)
+            return None
         return Settings(max_examples=examples, database=None, verbosity=Verbosity.quiet,
                         **forced)
     return Settings(settings, **forced)
@@ -329,7 +336,7 @@ def search_sampler(sampler: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
             break
         if checker.exhausted:
             break
-    if failure is None and not checker.exhausted:
+    if failure is None and not checker.exhausted and hyp_settings is not None:
         ran = hyp_settings
         failure = run_hypothesis(pq_pairs(vocab_sizes=(low, high)), checker,
                                  settings=hyp_settings, seed=seed,

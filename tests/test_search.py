@@ -269,3 +269,17 @@ def test_joint_law_property():
 def test_search_result_types():
     result = search_sampler(samplers.naive_resample)
     assert isinstance(result, SearchResult) and isinstance(result.witness, SamplerWitness)
+
+
+def test_a_time_out_stops_the_search_at_once():
+    # Code that never ends would otherwise cost the time budget on every case.
+    def spin(p, q, rng):
+        while True:
+            pass
+
+    from verifier import Budget
+
+    result = search_sampler(spin, budget=Budget(max_seconds=0.2))
+    assert result.status == "undecided"
+    assert result.cases == 1
+    assert "time budget" in str(result.error)

@@ -155,8 +155,8 @@ class StepCounterexample:
         return int(self.verdict.horizon)
 
     @property
-    def expected(self) -> Distribution:
-        law: Distribution = self.verdict.expected
+    def expected(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.expected
         return law
 
     @property
@@ -234,28 +234,43 @@ _STEP_NAMES = frozenset({"target", "draft", "prefix", "target_model", "draft_mod
 _SAMPLER_NAMES = frozenset({"p", "q"})
 
 
+def _binds(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
+
+
 def detect_kind(fn: Callable[..., Any]) -> Kind | None:
     """Guess 'sampler' or 'step' from ``fn``'s signature; None when it cannot tell.
 
     A sampler takes ``(p, q, rng)``, a step ``(target, draft, prefix, rng)``;
     extra parameters with defaults (a draft length, a tree width) are ignored.
+    The number of arguments decides first, so a sampler written as
+    ``(target, draft, rng)`` is a sampler; names decide only when both fit.
     """
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+    three, four = _binds(signature, 3), _binds(signature, 4)
+    if three != four:
+        return "sampler" if three else "step"
+    if not three:
+        return None
     positional = [param for param in signature.parameters.values()
                   if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD)]
     names = {param.name for param in positional}
-    if names & _STEP_NAMES:
+    if "prefix" in names:
         return "step"
     if names >= _SAMPLER_NAMES:
         return "sampler"
     required = [param for param in positional if param.default is param.empty]
-    if len(required) == 4:
-        return "step"
-    if len(required) == 3:
+    if len(required) == 3:  # (target, draft, rng, temperature=1.0) is a sampler
         return "sampler"
+    if names & _STEP_NAMES:
+        return "step"
     return None
 
 

@@ -91,9 +91,12 @@ class Undecided(SpecexactError):
 class BudgetExceeded(Undecided):
     """An execution, choice or time budget ran out before enumeration finished."""
 
-    def __init__(self, message: str, *, resolved_mass: Fraction = Fraction(0)) -> None:
+    def __init__(self, message: str, *, resolved_mass: Fraction = Fraction(0),
+                 limit: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        #: Which Budget field ran out ("max_seconds", "max_executions", ...), if known.
+        self.limit = limit
         #: Total probability of the executions that did complete.
         self.resolved_mass = resolved_mass
 

@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(name, text, default=None)
 
 
-def _int_setting(config: pytest.Config, name: str) -> int | None:
+def _int_setting(config: pytest.Config, name: str, minimum: int = 0) -> int | None:
     value = config.getoption(f"--{name.replace('_', '-')}")
     if value is None:
         raw = config.getini(name)
@@ -61,8 +61,8 @@ def _int_setting(config: pytest.Config, name: str) -> int | None:
         except ValueError:
             msg = f"ini setting {name} = {raw!r} must be an integer"
             raise pytest.UsageError(msg) from None
-    if value < 0:
-        msg = f"{name} = {value} must be >= 0"
+    if value < minimum:
+        msg = f"{name} = {value} must be >= {minimum}"
         raise pytest.UsageError(msg)
     return int(value)
 
@@ -71,7 +71,7 @@ def _session_options(config: pytest.Config) -> dict[str, Any]:
     options: dict[str, Any] = {
         "examples": _int_setting(config, "specexact_examples"),
         "seed": _int_setting(config, "specexact_seed"),
-        "horizon": _int_setting(config, "specexact_horizon"),
+        "horizon": _int_setting(config, "specexact_horizon", minimum=1),
     }
     sizes = config.getoption("--specexact-vocab-sizes") or config.getini("specexact_vocab_sizes")
     if sizes:
@@ -79,9 +79,6 @@ def _session_options(config: pytest.Config) -> dict[str, Any]:
             options["vocab_sizes"] = parse_vocab_sizes(str(sizes))
         except InvalidArgument as exc:
             raise pytest.UsageError(f"specexact_vocab_sizes: {exc}") from None
-    if options["horizon"] == 0:
-        msg = "specexact_horizon must be >= 1"
-        raise pytest.UsageError(msg)
     if options["seed"] is None:
         options["seed"] = _hypothesis_seed(config)
     if _option(config, "--hypothesis-profile") is not None:

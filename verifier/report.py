@@ -91,7 +91,8 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
             data["crash"] = str(crash)
         return data
     assert isinstance(found, StepCounterexample)
-    keys = list(found.expected)
+    # A crash leaves no comparison, hence no expected law to list.
+    keys = list(found.expected) if found.expected is not None else []
     step: dict[str, Any] = {
         "target": rows_json(found.target),
         "draft": rows_json(found.draft),

@@ -214,7 +214,11 @@ class StatisticalReport:
     def format(self) -> str:
         """Headline, then one line per case and the observed law of each failure."""
         worst = max((c.detectable_tv for c in self.cases), default=0.0)
-        if self.passed:
+        if self.passed and worst >= 1:
+            head = (f"PASS (statistical): no case deviates detectably from p, but "
+                    f"{self.samples} draws per case are too few to detect even the largest "
+                    "deviation with 99% power on every case; raise --samples")
+        elif self.passed:
             head = (f"PASS (statistical): no case deviates detectably from p; a TV of "
                     f"{worst:.3g} or more would have been detected with 99% power on "
                     "every case")
@@ -226,8 +230,8 @@ class StatisticalReport:
                        f"{self.elapsed:.1f} s"]
         for c in self.cases:
             mark = "FAIL" if c.rejected else "ok  "
-            lines.append(f"  {mark} {c.case.name}: {c.reason}; detectable TV "
-                         f"{c.detectable_tv:.3g}")
+            detectable = f"{c.detectable_tv:.3g}" if c.detectable_tv < 1 else "none (too few draws)"
+            lines.append(f"  {mark} {c.case.name}: {c.reason}; detectable TV {detectable}")
         for c in self.failures:
             lines.append(f"\n  {c.case.name}: observed law over {c.drawn} draws")
             lines.extend("    " + row for row in _law_table(c).splitlines())
@@ -268,26 +272,36 @@ def _scipy_stats() -> Any:
     return stats
 
 
+def _cells(probs: Sequence[Fraction], n: int) -> list[list[int]]:
+    """Tokens with p > 0 grouped into G-test cells: the smallest pooled until each
+    expects >= 5 of ``n`` draws; a small remainder joins the last cell.
+
+    The grouping depends on p and n only, never on the counts.
+    """
+    order = sorted((i for i, p in enumerate(probs) if p), key=lambda i: (probs[i], i))
+    cells: list[list[int]] = []
+    current: list[int] = []
+    acc = 0.0
+    for i in order:
+        current.append(i)
+        acc += float(probs[i]) * n
+        if acc >= 5:
+            cells.append(current)
+            current, acc = [], 0.0
+    if current:
+        if cells:
+            cells[-1].extend(current)
+        else:
+            cells.append(current)
+    return cells
+
+
 def _pooled(counts: Sequence[int], probs: Sequence[Fraction], n: int
             ) -> tuple[list[int], list[float]]:
-    """Cells of the G-test: tokens with p > 0, the smallest pooled until each expects >= 5."""
-    cells = sorted((float(p) * n, c) for c, p in zip(counts, probs, strict=True) if p)
-    observed: list[int] = []
-    expected: list[float] = []
-    acc_e, acc_o = 0.0, 0
-    for e, o in cells:
-        acc_e, acc_o = acc_e + e, acc_o + o
-        if acc_e >= 5:
-            expected.append(acc_e)
-            observed.append(acc_o)
-            acc_e, acc_o = 0.0, 0
-    if acc_e:  # a small remainder joins the last cell
-        if expected:
-            expected[-1] += acc_e
-            observed[-1] += acc_o
-        else:
-            expected.append(acc_e)
-            observed.append(acc_o)
+    """Observed and expected counts of the G-test cells (see :func:`_cells`)."""
+    cells = _cells(probs, n)
+    observed = [sum(counts[i] for i in cell) for cell in cells]
+    expected = [sum(float(probs[i]) * n for i in cell) for cell in cells]
     return observed, expected
 
 
@@ -446,8 +460,22 @@ def judge_counts(cases: Sequence[Case], draws: Sequence[Draws], *, samples: int,
     return tuple(
         CaseResult(case, samples, d.counts, d.invalid, d.invalid_examples, d.crash,
                    g, df, p_value, thresholds[i], rejected[i],
-                   detectable_tv(samples, df, level))
+                   _case_detectable_tv(case, samples, level))
         for i, (case, d, (g, df, p_value)) in enumerate(zip(cases, draws, tests, strict=True)))
+
+
+def _case_detectable_tv(case: Case, samples: int, level: float) -> float:
+    """The TV this case's test detects with 99% power, as designed for ``samples`` draws.
+
+    It depends on the design only, so a crash or invalid draws that cut the
+    counts short do not shrink it.  Moving mass between tokens pooled into one
+    cell is invisible to the test, so the p-mass of every pooled cell is added:
+    TV(r, p) <= TV of the pooled laws + sum of p over cells of two or more tokens.
+    """
+    cells = _cells(case.p, samples)
+    pooled_mass = sum((sum((case.p[i] for i in cell), Fraction(0))
+                       for cell in cells if len(cell) > 1), Fraction(0))
+    return detectable_tv(samples, len(cells) - 1, level) + float(pooled_mass)
 
 
 def _holm(p_values: Sequence[float], alpha: float) -> tuple[list[float], list[bool]]:

@@ -108,7 +108,7 @@ class Chooser:
         if depth >= tree.budget.max_choices:
             tree.fail(BudgetExceeded(
                 f"an execution made more than max_choices={tree.budget.max_choices} "
-                "random choices; the code may loop without end"))
+                "random choices; the code may loop without end", limit="max_choices"))
         self.tick()
         alts = alternatives()
         node = _Node(signature, alts, description)
@@ -124,11 +124,13 @@ class Chooser:
             tree.fail(BudgetExceeded(
                 f"an execution performed more than max_operations="
                 f"{tree.budget.max_operations} operations on random values; "
-                "the code may loop without end"))
+                "the code may loop without end", limit="max_operations"))
         if self._deadline is not None and (self.operations & 63) == 0 \
                 and time.monotonic() > self._deadline:
             tree.fail(BudgetExceeded(
-                f"enumeration exceeded max_seconds={tree.budget.max_seconds}"))
+                "enumeration exceeded its time budget "
+                f"(max_seconds={tree.budget.max_seconds:.4g})",
+                limit="max_seconds"))
 
     def describe(self) -> list[str]:
         """The choices taken so far in this execution, for error messages."""
@@ -186,7 +188,7 @@ class ChoiceTree(Generic[T]):
                 raise BudgetExceeded(
                     f"more than max_executions={budget.max_executions} executions "
                     "were needed; the choice tree is too large",
-                    resolved_mass=self.resolved)
+                    resolved_mass=self.resolved, limit="max_executions")
             chooser = Chooser(self, deadline)
             try:
                 alarm.inside = True
@@ -255,8 +257,9 @@ class _Alarm:
 
     def _fire(self, signum: int, frame: Any) -> None:
         error = BudgetExceeded(
-            f"enumeration exceeded max_seconds={self._tree.budget.max_seconds}; "
-            "the code may loop without end")
+            "enumeration exceeded its time budget "
+            f"(max_seconds={self._tree.budget.max_seconds:.4g}); "
+            "the code may loop without end", limit="max_seconds")
         if self._tree.error is None:
             self._tree.error = error
         if self.inside:

@@ -23,6 +23,17 @@ def _check_modes(args: argparse.Namespace, kind: str) -> None:
     if args.statistical and (args.floats or args.uniform_bits is not None):
         msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
         raise InvalidArgument(msg)
+    if args.statistical:
+        # The statistical panel is fixed (edge cases plus generated pairs of
+        # vocabularies 3..8); these options would be silently ignored.
+        ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
+                                            ("--examples", args.examples),
+                                            ("--horizon", args.horizon))
+                   if value is not None]
+        if ignored:
+            msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
+                   "samples a fixed panel of cases; use --samples N and --seed N")
+            raise InvalidArgument(msg)
     if args.samples is not None and not args.statistical:
         msg = "--samples applies to --statistical audits only"
         raise InvalidArgument(msg)
@@ -39,9 +50,13 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
     if kind == "sampler" and args.horizon is not None:
         msg = "--horizon applies to steps only; this target is audited as a sampler"
         raise InvalidArgument(msg)
+    stateful = bool(getattr(args, "stateful", False))
+    if kind == "sampler" and stateful:
+        msg = "--stateful applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
     return AuditOptions(kind="step" if kind == "step" else "sampler", vocab_sizes=sizes,
                         horizon=args.horizon, examples=args.examples, seed=args.seed,
-                        uniform_bits=getattr(args, "uniform_bits", None))
+                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
 
 
 def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:
@@ -80,16 +95,17 @@ def _merge(results: list[AuditResult | str], options: AuditOptions, name: str) -
     """Combine per-size audits: the failure at the smallest size wins; any undecided
     size with no failure anywhere makes the whole audit undecided."""
     decided = [r for r in results if isinstance(r, AuditResult)]
+    # Each size's coverage is a sentence of its own; together they account for
+    # the summed case count.
+    coverage = " ".join(r.coverage for r in decided)
+    cases = sum(r.cases for r in decided)
     for result in decided:
         if not result.passed:
-            cases = sum(r.cases for r in decided)
-            return replace(result, cases=cases, options=options)
+            return replace(result, cases=cases, options=options, coverage=coverage)
     undecided = [r for r in results if isinstance(r, str)]
     if undecided:
         raise Undecided(undecided[0])
-    coverage = "; ".join(r.coverage for r in decided)
-    return AuditResult(options.kind, name, options, sum(r.cases for r in decided), None,
-                       coverage)
+    return AuditResult(options.kind, name, options, cases, None, coverage)
 
 
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:

@@ -82,11 +82,12 @@ def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
     verdict = check_step(entry.rule, witness.target, witness.draft, witness.horizon,
                          uniform_bits=getattr(entry, "uniform_bits", None))
     found = StepCounterexample(verdict)
+    keys = list(found.expected or ())  # no expected law when the witness crashed
     data: dict[str, Any] = {
         "target": rows_json(found.target), "draft": rows_json(found.draft),
         "horizon": found.horizon,
-        "expected": law_json(found.expected, list(found.expected)),
-        "actual": law_json(found.actual, list(found.expected) if found.actual else ()),
+        "expected": law_json(found.expected, keys),
+        "actual": law_json(found.actual, keys if found.actual else ()),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "reproduced": not verdict.passed, "reason": found.reason}
     lines = [f"witness (horizon {found.horizon}):", *model_lines("target", found.target),

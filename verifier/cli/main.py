@@ -8,6 +8,7 @@ No traceback ever reaches the user unless ``SPECEXACT_DEBUG=1`` is set.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -33,24 +34,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}\n{self.format_usage().strip()}")
 
 
-def _nonnegative_int(text: str) -> int:
+def _int_at_least(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         msg = f"{text!r} is not an integer"
         raise argparse.ArgumentTypeError(msg) from None
-    if value < 0:
-        msg = f"{value} must be >= 0"
+    if value < minimum:
+        msg = f"{value} must be >= {minimum}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+def _nonnegative_int(text: str) -> int:
+    return _int_at_least(text, 0)
 
 
 def _positive_int(text: str) -> int:
-    value = _nonnegative_int(text)
-    if value < 1:
-        msg = f"{value} must be >= 1"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+    return _int_at_least(text, 1)
 
 
 AUDIT_EPILOG = """\
@@ -87,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--horizon", type=_positive_int, metavar="N",
                        help="steps: number of emitted tokens whose joint law is compared "
                             "(default 3)")
+    audit.add_argument("--stateful", action="store_true",
+                       help="steps: hand the step stateful models (verifier.models.CachedModel: "
+                            "next_distribution, append, rollback, ...) and check that each "
+                            "cache holds exactly the emitted prefix after every step")
     audit.add_argument("--examples", type=_nonnegative_int, metavar="N",
                        help="generated cases for the Hypothesis search, on top of the edge "
                             "cases (default: the search's own, 200 for samplers)")
@@ -108,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided")
     prove.add_argument("target", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
-    prove.add_argument("--vocab-size", type=int, required=True, metavar="N",
+    prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
                        help="vocabulary size to prove for")
     prove.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -129,8 +134,9 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
         "floats and discrete uniforms",
         "Judge float code exactly: the deviation from p is split into rounding (passes, "
         "bounded by a stated tolerance) and structure (fails).")
-    group.add_argument("--floats", nargs="?", const="float64", choices=("float64", "float32"),
-                       metavar="FORMAT",
+    # No argparse choices: FORMAT is optional, so in `--floats TARGET` argparse hands
+    # TARGET to --floats; _settle_floats moves it back.
+    group.add_argument("--floats", nargs="?", const="float64", metavar="FORMAT",
                        help="hand p and q to the sampler as floats (float64, the default, "
                             "or float32 numpy arrays)")
     group.add_argument("--arrays", action="store_true",
@@ -149,10 +155,44 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
                        help="draws per case (default 30000)")
 
 
+FLOAT_FORMATS = ("float64", "float32")
+
+
+def _settle_floats(args: argparse.Namespace) -> None:
+    """Check --floats FORMAT; in ``audit --floats TARGET`` the TARGET is not a FORMAT."""
+    fmt = getattr(args, "floats", None)
+    if fmt is None or fmt in FLOAT_FORMATS:
+        return
+    if args.target is None and ":" in fmt:
+        args.target, args.floats = fmt, "float64"
+        return
+    choices = ", ".join(repr(f) for f in FLOAT_FORMATS)
+    msg = f"argument --floats: invalid choice: {fmt!r} (choose from {choices})"
+    raise UsageError(msg)
+
+
+def _check_catalogue_options(args: argparse.Namespace) -> None:
+    """``audit`` without TARGET runs each catalogue rule with its own settings: refuse
+    the options it would silently ignore."""
+    given = [flag for flag, value in (
+        ("--kind", args.kind), ("--vocab-sizes", args.vocab_sizes),
+        ("--horizon", args.horizon), ("--stateful", getattr(args, "stateful", None) or None),
+        ("--floats", args.floats), ("--arrays", args.arrays or None),
+        ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None),
+        ("--samples", args.samples)) if value is not None]
+    if given:
+        verb = "needs" if len(given) == 1 else "need"
+        msg = (f"{', '.join(given)} {verb} a TARGET; without one, audit checks the bundled "
+               "catalogue, where only --examples, --seed, --jobs and --json apply")
+        raise UsageError(msg)
+
+
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "audit":
         if args.target is None:
             from verifier.cli.catalogue_cmd import audit_catalogue
+
+            _check_catalogue_options(args)
 
             jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
             return audit_catalogue(as_json=args.json, jobs=jobs, examples=args.examples,
@@ -222,11 +262,27 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
             args = build_parser().parse_args(arguments)
         except SystemExit as exc:  # --help
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        _settle_floats(args)
         try:
-            return _run(args, stdout, stderr)
+            # With --json, stdout holds one JSON object: anything else printed while
+            # the target is imported or run (prints at module level included) goes to
+            # stderr.  The report itself is written to ``stdout``, captured above.
+            quiet = contextlib.redirect_stdout(stderr) if args.json \
+                else contextlib.nullcontext()
+            with quiet:
+                return _run(args, stdout, stderr)
         except SystemExit as exc:
             # Only the code under test can get here: its exit must never read as a pass.
             msg = f"the code under test called sys.exit({exc.code!r}) instead of returning"
+            raise Undecided(msg) from None
+        except (Exception, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            # GeneratorExit or a home-made BaseException from the code under test: the
+            # engine only records Exceptions as crashes, so no verdict, and no traceback.
+            name = type(exc).__name__
+            msg = (f"the code under test raised {f'{name}({exc})' if str(exc) else name}, "
+                   "a BaseException that is not an Exception")
             raise Undecided(msg) from None
     except KeyboardInterrupt:
         stderr.write("specexact: interrupted\n")

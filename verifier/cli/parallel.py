@@ -10,9 +10,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from verifier.errors import InvalidArgument
+from verifier.errors import InvalidArgument, Undecided
 
 __all__ = ["check_jobs", "run_jobs"]
 
@@ -27,9 +28,43 @@ def check_jobs(jobs: int) -> int:
     return jobs or (os.cpu_count() or 1)
 
 
+@dataclass(frozen=True)
+class _Escaped:
+    """A BaseException that is not an Exception, raised by the code under test in a worker.
+
+    A pool worker dies on such an exception and its task is never answered, so
+    the parent would wait forever: the worker returns this marker instead.
+    """
+
+    kind: str  # "interrupt", "exit" or "other"
+    text: str
+    code: int | str | None = None
+
+    def reraise(self) -> None:
+        if self.kind == "interrupt":
+            raise KeyboardInterrupt
+        if self.kind == "exit":
+            raise SystemExit(self.code)
+        msg = (f"the code under test raised {self.text}, a BaseException that is not an "
+               "Exception")
+        raise Undecided(msg)
+
+
 def _call(payload: tuple[Callable[..., Any], int, tuple[Any, ...]]) -> tuple[int, Any]:
     fn, index, args = payload
-    return index, fn(*args)
+    try:
+        return index, fn(*args)
+    except Exception:
+        raise  # the pool sends it back to the parent
+    except KeyboardInterrupt:
+        return index, _Escaped("interrupt", "KeyboardInterrupt")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, (int, str)) or exc.code is None \
+            else repr(exc.code)
+        return index, _Escaped("exit", "SystemExit", code)
+    except BaseException as exc:
+        name = type(exc).__name__
+        return index, _Escaped("other", f"{name}({exc})" if str(exc) else name)
 
 
 def run_jobs(fn: Callable[..., R], arguments: Sequence[tuple[Any, ...]], *, jobs: int,
@@ -52,6 +87,8 @@ def run_jobs(fn: Callable[..., R], arguments: Sequence[tuple[Any, ...]], *, jobs
     payloads = [(fn, i, args) for i, args in enumerate(arguments)]
     with context.Pool(min(jobs, len(arguments))) as pool:
         for done, (index, value) in enumerate(pool.imap_unordered(_call, payloads), start=1):
+            if isinstance(value, _Escaped):
+                value.reraise()
             results[index] = value
             if progress is not None:
                 progress(done, str(arguments[index][0]))
