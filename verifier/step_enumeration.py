@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from verifier.distribution import InvalidToken
-from verifier.engine import _GlobalRandomWatch
+from verifier.engine import _GlobalRandomWatch, _Slot
 from verifier.errors import HiddenRandomness, InvalidOutput, SamplerRaised
 from verifier.random_source import LazyToken, LazyUniform
 from verifier.step_random import StepRandom
@@ -37,21 +37,6 @@ _ZERO = Fraction(0)
 #: The stateful-model interface (verifier.models.CachedModel).
 _CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
                             "rollback", "reset"})
-
-
-class _Slot:
-    """Placeholder for an unfixed lazy token in a grouped outcome."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Slot) and other.index == self.index
-
-    def __hash__(self) -> int:
-        return hash(("slot", self.index))
 
 
 class _EagerStepRandom(StepRandom):
