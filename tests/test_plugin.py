@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from hypothesis import settings
 
 from verifier import assert_preserves_target, assert_step_preserves_target
 from verifier.assertions import option_defaults
@@ -38,9 +41,13 @@ def hidden(p, q, rng):
 
 
 @pytest.fixture
-def rules(pytester: pytest.Pytester) -> pytest.Pytester:
+def rules(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
     pytester.makepyfile(rules=RULES)
-    return pytester
+    # In-process runs may load a Hypothesis profile (--hypothesis-profile);
+    # it is global, so restore ours or later tests inherit max_examples=3.
+    profile = settings.get_current_profile_name()
+    yield pytester
+    settings.load_profile(profile)
 
 
 def test_a_passing_sampler(rules):
