@@ -296,10 +296,11 @@ class RecordingModel:
         #: The first invalid-input error, kept because the engine reports a
         #: raise inside a step as the step's failure.
         self.error: InvalidDistribution | None = None
-        #: Prefixes asked while they held undrawn tokens: the ids each position
-        #: could take.  Rows there that were never read do not influence the
-        #: output, but a concrete replay of the step asks for them.
-        self.deferred: set[tuple[tuple[int, ...], ...]] = set()
+        #: Prefixes asked while they held undrawn tokens.  Rows there that were
+        #: never read do not influence the output, but a concrete replay of the
+        #: step asks for them; witness_rows reads the ids each position could
+        #: take (kept out of the hot path: only the prefix is stored here).
+        self.deferred: list[tuple[Any, ...]] = []
 
     def row(self, prefix: Iterable[Any]) -> Row:
         """The validated row at ``prefix`` (ints or lazy tokens, which get fixed)."""
@@ -348,8 +349,7 @@ class RecordingModel:
                     # Fixing the prefix's tokens now would branch over values that
                     # may never matter (a draft after the first rejection); the row
                     # fixes them when it is first read.
-                    with contextlib.suppress(TypeError):  # a bad token fails when read
-                        self.deferred.add(tuple(_possible_ids(t) for t in key))
+                    self.deferred.append(key)
                     return _DeferredRow(self, key)
         if not ints:
             key = _as_prefix(key)
@@ -362,7 +362,11 @@ class RecordingModel:
         on a table of these rows.  Rows the model cannot give there are left out."""
         rows = dict(self.asked)
         added = 0
-        for pattern in sorted(self.deferred):
+        patterns = set()
+        for key in self.deferred:
+            with contextlib.suppress(TypeError):  # a bad token failed when read
+                patterns.add(tuple(_possible_ids(t) for t in key))
+        for pattern in sorted(patterns):
             for key in itertools.product(*pattern):
                 if key in rows:
                     continue
@@ -385,10 +389,10 @@ class RecordingModel:
 
 def _possible_ids(token: Any) -> tuple[int, ...]:
     """The ids a prefix position can hold (without drawing an undrawn token)."""
-    if isinstance(token, LazyToken) and not token.is_fixed:
-        if token.candidates is not None:
-            return token.candidates
-        return tuple([i for i, w in enumerate(token.weights) if w])
+    if type(token) is int:
+        return (token,)
+    if isinstance(token, LazyToken):
+        return token.possible_ids()
     return (operator.index(token),)
 
 

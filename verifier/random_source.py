@@ -311,7 +311,7 @@ class LazyToken:
     arithmetic and formatting fix the value.
     """
 
-    __slots__ = ("_draw", "_rng", "_value", "candidates", "total", "weights")
+    __slots__ = ("_draw", "_rng", "_support", "_value", "candidates", "total", "weights")
     __array_ufunc__ = None
 
     def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Fraction, ...],
@@ -323,6 +323,17 @@ class LazyToken:
         #: ``None`` (every positive-weight id) or a tuple of the ids still possible.
         self.candidates: tuple[int, ...] | None = None
         self._value: int | None = None
+        self._support: tuple[int, ...] | None = None
+
+    def possible_ids(self) -> tuple[int, ...]:
+        """The ids the token can still take, without branching."""
+        if self._value is not None:
+            return (self._value,)
+        if self.candidates is not None:
+            return self.candidates
+        if self._support is None:
+            self._support = tuple([i for i, w in enumerate(self.weights) if w])
+        return self._support
 
     def _ids(self) -> tuple[int, ...]:
         if self.candidates is None:
