@@ -21,14 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from counterexamples.samplers import textbook
 from verifier import Budget, SeededRandom, output_distribution
-
-
-def textbook(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical([max(a - b, Fraction(0)) for a, b in zip(p, q, strict=True)])
 
 
 class _Eager:

@@ -14,20 +14,10 @@ import time
 from fractions import Fraction
 from typing import Any
 
+from counterexamples.samplers import naive_resample as naive_fallback
+from counterexamples.samplers import residual, textbook
 from verifier import output_distribution
 from verifier.symbolic import prove
-
-
-def residual(p: list[Any], q: list[Any]) -> list[Any]:
-    return [max(a - b, 0) for a, b in zip(p, q, strict=True)]
-
-
-def textbook(p: list[Any], q: list[Any], rng: Any) -> Any:
-    """The test written ``u * q[x] < p[x]``."""
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(residual(p, q))
 
 
 def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
@@ -38,14 +28,6 @@ def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
     r = residual(p, q)
     total = sum(r)
     return rng.categorical([w / total for w in r])
-
-
-def naive_fallback(p: list[Any], q: list[Any], rng: Any) -> Any:
-    """Resample from p after a rejection."""
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(p)
 
 
 def uniform_reuse(p: list[Any], q: list[Any], rng: Any) -> Any:
