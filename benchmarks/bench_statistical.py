@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from verifier.statistical import (
+from verifier.modes.statistical import (
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
     Case,

@@ -17,7 +17,7 @@ from typing import Any
 from counterexamples.samplers import naive_resample as naive_fallback
 from counterexamples.samplers import residual, textbook
 from verifier import output_distribution
-from verifier.symbolic import prove
+from verifier.modes.symbolic import prove
 
 
 def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from verifier.random_source import ExactRandom
-from verifier.tree import Budget, ChoiceTree, Chooser
+from verifier.exact.random_source import ExactRandom
+from verifier.exact.tree import Budget, ChoiceTree, Chooser
 
 __all__ = ["naive_decode_distribution"]
 

@@ -45,7 +45,7 @@ class Entry:
     ``lossy_by_design=True`` and ``max_tv``, the largest exact TV the search
     found (attained by ``witness``).  ``uniform_bits`` says the rule is
     judged with a grid uniform (pass it to the check or the search);
-    ``stateful`` step rules need :class:`~verifier.models.CachedModel`
+    ``stateful`` step rules need :class:`~verifier.steps.models.CachedModel`
     models and ``target_kind="one-hot"`` rules are meant for one-hot
     (greedy) targets only.
     """

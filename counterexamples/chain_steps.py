@@ -160,7 +160,7 @@ def greedy_verify_sampled(target: Any, draft: Any, prefix: tuple[int, ...], rng:
 
 def stateful_chain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any, *,
                    gamma: int = 2, rollback: bool = True) -> tuple[Any, ...]:
-    """The chain rule against stateful models (:class:`verifier.models.CachedModel`).
+    """The chain rule against stateful models (:class:`verifier.steps.models.CachedModel`).
 
     Both caches hold ``prefix`` on entry.  The draft model is fed its own
     drafts; the target is fed the block (one pass, reading p_1..p_{gamma+1}

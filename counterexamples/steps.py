@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from counterexamples import chain_steps, tree_steps
-from verifier.models import CachedModel, ContextFreeModel, TableModel
+from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
 
 __all__ = ["STEP_RULES", "StepRule", "StepWitness", "get_step_rule", "named_step"]
 
@@ -33,7 +33,7 @@ class StepWitness:
 class StepRule:
     """One multi-step rule: the step, whether it is lossless, why, and its witness.
 
-    ``stateful`` rules need :class:`~verifier.models.CachedModel` models
+    ``stateful`` rules need :class:`~verifier.steps.models.CachedModel` models
     (wrap generated ones); ``target_kind == "one-hot"`` rules are lossless
     only for targets with one-hot rows (greedy decoding).
     """

@@ -15,17 +15,17 @@ from fractions import Fraction
 from typing import Any
 
 from verifier.distribution import Distribution, total_variation
-from verifier.efficiency import (
+from verifier.exact.engine import enumerate_law
+from verifier.exact.tree import Budget
+from verifier.exact.verdict import check_sampler
+from verifier.numbers import as_distribution
+from verifier.steps.efficiency import (
     acceptance_upper_bound,
     draft_law_iid,
     iid_acceptance,
     iid_expected_tokens,
 )
-from verifier.engine import enumerate_law
-from verifier.numbers import as_distribution
-from verifier.step_verdict import check_step
-from verifier.tree import Budget
-from verifier.verdict import check_sampler
+from verifier.steps.verdict import check_step
 
 __all__ = [
     "acceptance_is_one_minus_tv",

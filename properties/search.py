@@ -22,8 +22,8 @@ from hypothesis import settings as Settings
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.strategies import PAIR_FAMILIES, pq_pairs, vocab_range
 from verifier.errors import BudgetExceeded, InvalidArgument, Undecided
-from verifier.tree import Budget
-from verifier.verdict import Verdict, check_sampler
+from verifier.exact.tree import Budget
+from verifier.exact.verdict import Verdict, check_sampler
 
 __all__ = [
     "DEFAULT_SAMPLER_EXAMPLES",

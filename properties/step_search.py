@@ -34,8 +34,8 @@ from properties.search import (
 from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
 from properties.strategies import vocab_range
 from verifier.errors import InvalidArgument
-from verifier.step_verdict import StepVerdict, check_step
-from verifier.tree import Budget
+from verifier.exact.tree import Budget
+from verifier.steps.verdict import StepVerdict, check_step
 
 __all__ = ["DEFAULT_STEP_EXAMPLES", "StepWitness", "search_step", "step_edge_cases"]
 
@@ -136,7 +136,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
 
     Compares the law of the first ``horizon`` tokens (the step run
     repeatedly from the empty prefix) with the target's own.  ``stateful``
-    wraps the models in :class:`~verifier.models.CachedModel` (steps using
+    wraps the models in :class:`~verifier.steps.models.CachedModel` (steps using
     the cache interface); ``one_hot_target`` draws one-hot target rows only
     (greedy rules); ``kinds`` restricts the row families.  The witness has
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).

@@ -4,8 +4,8 @@ A :class:`ModelSpec` is a default (p, q) row pair used after every prefix,
 plus a few overrides at short prefixes: context-free models have none, and
 shrinking removes overrides first, so witnesses come out context-free when
 the bug allows it.  ``spec.models()`` builds the exact models
-(:class:`~verifier.models.ContextFreeModel` / :class:`~verifier.models.TableModel`,
-wrapped in :class:`~verifier.models.CachedModel` for stateful steps).
+(:class:`~verifier.steps.models.ContextFreeModel` / :class:`~verifier.steps.models.TableModel`,
+wrapped in :class:`~verifier.steps.models.CachedModel` for stateful steps).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from properties.strategies import _BUILDERS, PAIR_FAMILIES, vocab_range
 from verifier.errors import InvalidArgument
-from verifier.models import CachedModel, ContextFreeModel, TableModel
+from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
 
 __all__ = ["STEP_MODEL_KINDS", "ModelSpec", "model_pairs", "model_specs"]
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from verifier import output_distribution
-from verifier.audit import detect_kind, parse_vocab_sizes
-from verifier.cli import main
-from verifier.cli.progress import Progress
+from verifier.doors.audit import detect_kind, parse_vocab_sizes
+from verifier.doors.cli import main
+from verifier.doors.cli.progress import Progress
 from verifier.errors import InvalidArgument
 
 SAMPLERS = '''
@@ -460,7 +460,7 @@ def test_explain_suggests_near_names():
 
 def test_console_script_runs():
     script = Path(sys.executable).with_name("specexact")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "verifier.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "verifier.doors.cli"]
     done = subprocess.run([*command, "explain", "naive-resample"], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert done.returncode == 0, done.stderr
@@ -629,7 +629,7 @@ def test_a_lossless_step_passes_and_its_kind_is_read_from_the_signature(steps):
 
 def test_a_joint_law_bug_fails_with_replayable_models(steps):
     from verifier import decode_distribution
-    from verifier.models import TableModel
+    from verifier.steps.models import TableModel
 
     code, data = run_json("audit", target(steps, "one_uniform"))
     assert code == 1
@@ -707,7 +707,7 @@ def test_audit_without_target_checks_the_whole_catalogue():
 def test_audit_without_target_reports_a_mismatch(monkeypatch):
     from types import SimpleNamespace
 
-    from verifier.cli import catalogue_cmd
+    from verifier.doors.cli import catalogue_cmd
 
     def naive(p, q, rng):
         x = rng.categorical(q)

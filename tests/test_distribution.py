@@ -7,7 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from verifier import Distribution, InvalidToken, compare_laws, total_variation
-from verifier.verdict import check_sampler
+from verifier.exact.verdict import check_sampler
 
 
 def test_distribution_is_an_immutable_sorted_mapping():

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from verifier import InvalidArgument, InvalidDistribution, Undecided
-from verifier.exact_scalar import ExactScalar, exact_inputs, float_casts
-from verifier.floats import check_floats, float_tolerance
+from verifier.modes.exact_scalar import ExactScalar, exact_inputs, float_casts
+from verifier.modes.floats import check_floats, float_tolerance
 
 np = pytest.importorskip("numpy")
 

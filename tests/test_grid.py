@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from verifier import InvalidArgument, check_sampler, enumerate_law, output_distribution
-from verifier.floats import check_grid, grid_tolerance
+from verifier.modes.floats import check_grid, grid_tolerance
 
 F = Fraction
 

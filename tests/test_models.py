@@ -19,7 +19,7 @@ from verifier import (
     decode_distribution,
     random_model_pair,
 )
-from verifier.models import MODEL_KINDS, format_prefix
+from verifier.steps.models import MODEL_KINDS, format_prefix
 
 
 def test_context_free_model_ignores_the_prefix() -> None:

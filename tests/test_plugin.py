@@ -8,7 +8,7 @@ import pytest
 from hypothesis import settings
 
 from verifier import assert_preserves_target, assert_step_preserves_target
-from verifier.assertions import option_defaults
+from verifier.doors.assertions import option_defaults
 from verifier.errors import HiddenRandomness, InvalidArgument
 
 pytest_plugins = ["pytester"]

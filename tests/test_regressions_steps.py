@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from verifier import check_step
-from verifier.cli import main
-from verifier.models import CachedModel, ContextFreeModel, TableModel
+from verifier.doors.cli import main
+from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
 
 STEPS = '''
 from fractions import Fraction

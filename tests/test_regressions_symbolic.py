@@ -9,7 +9,7 @@ import pytest
 
 from verifier import check_sampler
 from verifier.errors import Undecided
-from verifier.symbolic import prove
+from verifier.modes.symbolic import prove
 
 
 def swallows_base_exception(p: list[Any], q: list[Any], rng: Any) -> Any:

@@ -34,7 +34,7 @@ from verifier import (
     Verdict,
     output_distribution,
 )
-from verifier.models import ContextFreeModel
+from verifier.steps.models import ContextFreeModel
 
 
 def half(*xs: str) -> tuple[F, ...]:

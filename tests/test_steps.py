@@ -28,7 +28,7 @@ from verifier import (
     random_model_pair,
     target_distribution,
 )
-from verifier.steps import run_decode
+from verifier.steps.decode import run_decode
 
 
 def plain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> tuple[Any, ...]:
@@ -291,7 +291,7 @@ def test_rows_edited_in_place_are_drawn_as_edited() -> None:
 
 
 def test_fast_random_source_agrees_with_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verifier.step_enumeration as enumeration
+    import verifier.steps.enumeration as enumeration
     from counterexamples.steps import STEP_RULES
     from verifier import ExactRandom
 

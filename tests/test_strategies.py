@@ -20,7 +20,7 @@ from properties import (
 )
 from properties.step_strategies import ModelSpec
 from verifier import InvalidArgument
-from verifier.models import CachedModel, ContextFreeModel, TableModel
+from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
 
 FAST = settings(max_examples=80, deadline=None)
 

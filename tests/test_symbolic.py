@@ -14,13 +14,13 @@ import pytest
 import sympy
 from sympy.solvers.simplex import linprog
 
-import verifier.symbolic as symbolic
+import verifier.modes.symbolic as symbolic
 from verifier import output_distribution
+from verifier.doors.cli.prove_cmd import run_prove
 from verifier.errors import InvalidArgument, Undecided, UnsupportedOperation
-from verifier.symbolic import ProofResult, prove
-from verifier.symbolic.command import run_prove
-from verifier.symbolic.lp import solve_lp
-from verifier.symbolic.region import Space
+from verifier.modes.symbolic import ProofResult, prove
+from verifier.modes.symbolic.lp import solve_lp
+from verifier.modes.symbolic.region import Space
 
 F = Fraction
 

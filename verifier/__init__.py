@@ -1,24 +1,27 @@
 """specexact's engine: the exact law of a sampler, and verdicts against the target.
 
 Data flows sampler -> random source -> choice-tree enumeration -> exact
-distribution -> verdict.
+distribution -> verdict -> report, and the package is layered the same way:
+
+* ``verifier`` itself: errors, exact numbers, validation, distributions,
+  sampling pipelines;
+* :mod:`verifier.exact`: the choice tree, random sources, the enumerator, verdicts;
+* :mod:`verifier.steps`: models and multi-step decoding on top of it;
+* :mod:`verifier.modes`: floats and grids, symbolic proofs, statistics, torch;
+* :mod:`verifier.doors`: audits, reports, assertions, the pytest plugin, the CLI.
+
+Every public name is re-exported here; import it from ``verifier``.
 """
 
 from __future__ import annotations
 
-from verifier.assertions import assert_preserves_target, assert_step_preserves_target
-from verifier.audit import AuditOptions, AuditResult
 from verifier.distribution import Distribution, InvalidToken, total_variation
-from verifier.efficiency import (
-    StepEfficiency,
-    acceptance_upper_bound,
-    draft_law_iid,
-    draft_law_without_replacement,
-    iid_acceptance,
-    iid_expected_tokens,
-    step_efficiency,
+from verifier.doors import (
+    AuditOptions,
+    AuditResult,
+    assert_preserves_target,
+    assert_step_preserves_target,
 )
-from verifier.engine import enumerate_law, output_distribution
 from verifier.errors import (
     BudgetExceeded,
     HiddenRandomness,
@@ -33,25 +36,54 @@ from verifier.errors import (
     Undecided,
     UnsupportedOperation,
 )
-from verifier.floats import FloatVerdict, check_floats, check_grid
-from verifier.models import (
+from verifier.exact import (
+    Budget,
+    Comparison,
+    ExactRandom,
+    LazyToken,
+    LazyUniform,
+    SeededRandom,
+    Verdict,
+    check_sampler,
+    compare_laws,
+    enumerate_law,
+    format_table,
+    output_distribution,
+)
+from verifier.modes import (
+    FloatVerdict,
+    StatisticalReport,
+    check_floats,
+    check_grid,
+    statistical_audit,
+    torch_sampler,
+)
+from verifier.modes.symbolic import ProofResult, prove
+from verifier.numbers import as_distribution, to_fraction
+from verifier.steps import (
+    CacheDivergence,
     CachedModel,
     ContextFreeModel,
+    DecodeComparison,
     RaisingModel,
     RandomModel,
     RecordingModel,
+    StepEfficiency,
+    StepVerdict,
     TableModel,
+    acceptance_upper_bound,
+    check_step,
+    compare_decodes,
+    decode_distribution,
+    draft_law_iid,
+    draft_law_without_replacement,
+    iid_acceptance,
+    iid_expected_tokens,
     random_model_pair,
+    step_efficiency,
+    step_law,
+    target_distribution,
 )
-from verifier.numbers import as_distribution, to_fraction
-from verifier.random_source import ExactRandom, LazyToken, LazyUniform, SeededRandom
-from verifier.statistical import StatisticalReport, statistical_audit
-from verifier.step_verdict import DecodeComparison, StepVerdict, check_step, compare_decodes
-from verifier.steps import CacheDivergence, decode_distribution, step_law, target_distribution
-from verifier.symbolic import ProofResult, prove
-from verifier.torch_adapter import torch_sampler
-from verifier.tree import Budget
-from verifier.verdict import Comparison, Verdict, check_sampler, compare_laws, format_table
 
 __all__ = [
     "AuditOptions",

@@ -1,0 +1,7 @@
+"""``python -m verifier`` is the ``specexact`` command."""
+
+from __future__ import annotations
+
+from verifier.doors.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,16 @@
+"""The doors: audits, reports, assertions, the pytest plugin and the CLI.
+
+Only this subpackage may import :mod:`properties` and :mod:`counterexamples`.
+"""
+
+from __future__ import annotations
+
+from verifier.doors.assertions import assert_preserves_target, assert_step_preserves_target
+from verifier.doors.audit import AuditOptions, AuditResult
+
+__all__ = [
+    "AuditOptions",
+    "AuditResult",
+    "assert_preserves_target",
+    "assert_step_preserves_target",
+]

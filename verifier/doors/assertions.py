@@ -1,0 +1,172 @@
+"""Assertions for test suites: a sampler or step preserves the target, or AssertionError.
+
+>>> from counterexamples.samplers import textbook
+>>> result = assert_preserves_target(textbook, vocab_sizes=(2, 3), examples=10)
+>>> result.passed
+True
+
+Options left out come, in this order, from a ``@pytest.mark.specexact(...)``
+marker on the running test, the ``--specexact-*`` command-line options, the
+``specexact_*`` ini settings, and the built-in defaults (vocabularies 2..4 for
+samplers, 2..3 with horizon 3 for steps, seed 0).  An audit that cannot reach
+a verdict raises :class:`~verifier.errors.Undecided`: the test errors, it
+never passes.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from verifier.doors.audit import (
+    AuditOptions,
+    AuditResult,
+    audit,
+    describe_callable,
+    parse_vocab_sizes,
+)
+from verifier.doors.report import result_human
+from verifier.errors import InvalidArgument
+from verifier.exact.tree import Budget
+
+__all__ = ["assert_preserves_target", "assert_step_preserves_target", "option_defaults"]
+
+_OPTION_NAMES = ("vocab_sizes", "horizon", "examples", "seed", "uniform_bits", "budget",
+                 "settings", "stateful", "one_hot_target")
+
+#: Defaults set by the pytest plugin from its command-line options and ini settings.
+_session_defaults: dict[str, Any] = {}
+#: Per-test overrides from a ``specexact`` marker.
+_test_defaults: contextvars.ContextVar[Mapping[str, Any] | None] = \
+    contextvars.ContextVar("specexact_test_defaults", default=None)
+
+
+def set_session_defaults(options: Mapping[str, Any]) -> None:
+    """Replace the session-wide defaults (the pytest plugin calls this)."""
+    _check_names(options, "session defaults")
+    _session_defaults.clear()
+    _session_defaults.update({k: v for k, v in options.items() if v is not None})
+
+
+@contextmanager
+def option_defaults(**options: Any) -> Iterator[None]:
+    """Within the block, ``options`` are the defaults of the assertion helpers.
+
+    The ``specexact`` pytest marker uses this; it nests, inner values winning.
+    """
+    _check_names(options, "option_defaults")
+    merged = {**(_test_defaults.get() or {}), **options}
+    token = _test_defaults.set(merged)
+    try:
+        yield
+    finally:
+        _test_defaults.reset(token)
+
+
+def _check_names(options: Mapping[str, Any], where: str) -> None:
+    unknown = sorted(set(options) - set(_OPTION_NAMES))
+    if unknown:
+        msg = (f"{where}: unknown option(s) {', '.join(unknown)}; "
+               f"valid: {', '.join(_OPTION_NAMES)}")
+        raise InvalidArgument(msg)
+
+
+def _vocab_sizes(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        msg = f"vocab_sizes={value!r} must be an int, a pair (low, high), a range or 'A..B'"
+        raise InvalidArgument(msg)
+    if isinstance(value, int):
+        return (value, value)
+    if isinstance(value, str):
+        return parse_vocab_sizes(value)
+    if isinstance(value, range):
+        if value.step != 1 or len(value) == 0:
+            msg = f"vocab_sizes={value!r} must be a non-empty range with step 1"
+            raise InvalidArgument(msg)
+        return (value.start, value.stop - 1)
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        msg = f"vocab_sizes={value!r} must be an int, a pair (low, high), a range or 'A..B'"
+        raise InvalidArgument(msg) from None
+    return (low, high)
+
+
+def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
+    _check_names(explicit, "assertion options")
+    merged: dict[str, Any] = dict(_session_defaults)
+    merged.update(_test_defaults.get() or {})
+    merged.update({k: v for k, v in explicit.items() if v is not None})
+    budget = merged.get("budget")
+    if budget is not None and not isinstance(budget, Budget):
+        msg = f"budget={budget!r} must be a verifier.Budget"
+        raise InvalidArgument(msg)
+    return AuditOptions(
+        kind="step" if kind == "step" else "sampler",
+        vocab_sizes=_vocab_sizes(merged.get("vocab_sizes")),
+        horizon=merged.get("horizon") if kind == "step" else None,
+        examples=merged.get("examples"),
+        seed=merged.get("seed", 0),
+        uniform_bits=merged.get("uniform_bits") if kind == "sampler" else None,
+        budget=budget,
+        settings=merged.get("settings"),
+        stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
+        one_hot_target=bool(merged.get("one_hot_target", False)) if kind == "step" else False,
+    )
+
+
+def _check(fn: Callable[..., Any], kind: str, explicit: Mapping[str, Any]) -> AuditResult:
+    if not callable(fn):
+        msg = f"expected a {kind} function, got {type(fn).__name__}"
+        raise InvalidArgument(msg)
+    __tracebackhide__ = True  # pytest shows the caller's line, not ours
+    name = describe_callable(fn)
+    result = audit(fn, _options(kind, explicit), name=name)
+    if not result.passed:
+        msg = f"{name} does not preserve the target distribution\n\n{result_human(result)}"
+        raise AssertionError(msg)
+    return result
+
+
+def assert_preserves_target(sampler: Callable[..., Any], *,
+                            vocab_sizes: Any = None, examples: int | None = None,
+                            seed: int | None = None, uniform_bits: int | None = None,
+                            budget: Budget | None = None, settings: Any = None) -> AuditResult:
+    """Audit ``sampler(p, q, rng)``; raise AssertionError with the minimal exact witness.
+
+    ``vocab_sizes``: an int, a pair ``(low, high)``, a ``range`` or ``"2..4"``;
+    ``examples``: generated cases on top of the edge cases; ``seed``: the
+    search's seed; ``uniform_bits``: model ``rng.random()`` as a K-bit grid;
+    ``budget``: a :class:`~verifier.Budget` per exact enumeration;
+    ``settings``: a ``hypothesis.settings`` (database, phases, max_examples).
+    Returns the passing :class:`~verifier.doors.audit.AuditResult`.
+    """
+    __tracebackhide__ = True
+    return _check(sampler, "sampler", {
+        "vocab_sizes": vocab_sizes, "examples": examples, "seed": seed,
+        "uniform_bits": uniform_bits, "budget": budget, "settings": settings})
+
+
+def assert_step_preserves_target(step: Callable[..., Any], *,
+                                 vocab_sizes: Any = None, horizon: int | None = None,
+                                 examples: int | None = None, seed: int | None = None,
+                                 budget: Budget | None = None, settings: Any = None,
+                                 stateful: bool | None = None,
+                                 one_hot_target: bool | None = None) -> AuditResult:
+    """Audit ``step(target, draft, prefix, rng)`` over the joint law of ``horizon`` tokens.
+
+    Options as for :func:`assert_preserves_target`, plus ``horizon`` (default
+    3), ``stateful`` (hand the step :class:`~verifier.steps.models.CachedModel`
+    models and check their caches) and ``one_hot_target`` (one-hot target
+    rows only, for greedy rules).  Raises AssertionError with the minimal
+    models and the joint-law table.
+    """
+    __tracebackhide__ = True
+    return _check(step, "step", {
+        "vocab_sizes": vocab_sizes, "horizon": horizon, "examples": examples, "seed": seed,
+        "budget": budget, "settings": settings, "stateful": stateful,
+        "one_hot_target": one_hot_target})

@@ -1,0 +1,361 @@
+"""Auditing one sampler or step: hand-picked edge cases, then the Hypothesis search.
+
+This is what ``specexact audit TARGET`` and :func:`verifier.assert_preserves_target`
+run.  The result is an :class:`AuditResult`: pass, or the first (smallest)
+counterexample with its exact witness.  An undecidable run (budget, hidden
+randomness) raises :class:`~verifier.errors.Undecided`; it is never a pass.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, final
+
+from verifier.distribution import Distribution
+from verifier.errors import InvalidArgument, Undecided
+from verifier.exact.tree import Budget
+from verifier.exact.verdict import Verdict
+
+__all__ = [
+    "AuditOptions",
+    "AuditResult",
+    "SamplerCounterexample",
+    "StepCounterexample",
+    "audit",
+    "describe_callable",
+    "detect_kind",
+    "parse_vocab_sizes",
+]
+
+Kind = Literal["sampler", "step"]
+
+#: Defaults of the contract: vocabularies 2..4 for samplers, 2..3 with horizon 3 for steps.
+DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 4), "step": (2, 3)}
+DEFAULT_HORIZON = 3
+DEFAULT_SEED = 0
+
+
+@final
+@dataclass(frozen=True)
+class AuditOptions:
+    """What an audit covers.  ``None`` fields take the kind's defaults.
+
+    ``examples`` is the number of generated cases the Hypothesis search
+    tries (``None``: the search's own default); ``seed`` makes the search
+    reproducible; ``uniform_bits`` models ``rng.random()`` as a K-bit grid.
+    """
+
+    kind: Kind = "sampler"
+    vocab_sizes: tuple[int, int] | None = None
+    horizon: int | None = None
+    examples: int | None = None
+    seed: int | None = DEFAULT_SEED
+    uniform_bits: int | None = None
+    budget: Budget | None = None
+    #: A ``hypothesis.settings`` object (its database, phases, max_examples), or None.
+    settings: Any = None
+    #: Steps: hand the step stateful models (:class:`verifier.steps.models.CachedModel`).
+    stateful: bool = False
+    #: Steps: draw one-hot target rows only (greedy rules are exact only there).
+    one_hot_target: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("sampler", "step"):
+            msg = f"kind={self.kind!r} must be 'sampler' or 'step'"
+            raise InvalidArgument(msg)
+        if self.vocab_sizes is not None:
+            low, high = self.vocab_sizes
+            if not (isinstance(low, int) and isinstance(high, int)) or not 1 <= low <= high:
+                msg = (f"vocab_sizes={self.vocab_sizes!r} must be a pair (low, high) of "
+                       "integers with 1 <= low <= high")
+                raise InvalidArgument(msg)
+        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 1):
+            msg = f"horizon={self.horizon!r} must be an integer >= 1"
+            raise InvalidArgument(msg)
+        if self.examples is not None and (not isinstance(self.examples, int)
+                                          or self.examples < 0):
+            msg = f"examples={self.examples!r} must be an integer >= 0"
+            raise InvalidArgument(msg)
+        if self.seed is not None and not isinstance(self.seed, int):
+            msg = f"seed={self.seed!r} must be an integer or None"
+            raise InvalidArgument(msg)
+        if self.uniform_bits is not None and (not isinstance(self.uniform_bits, int)
+                                              or self.uniform_bits < 1):
+            msg = f"uniform_bits={self.uniform_bits!r} must be an integer >= 1 or None"
+            raise InvalidArgument(msg)
+        if self.kind == "sampler" and (self.stateful or self.one_hot_target):
+            msg = "stateful and one_hot_target apply to steps, not samplers"
+            raise InvalidArgument(msg)
+
+    @property
+    def sizes(self) -> tuple[int, int]:
+        return self.vocab_sizes or DEFAULT_VOCAB_SIZES[self.kind]
+
+    @property
+    def depth(self) -> int:
+        return self.horizon if self.horizon is not None else DEFAULT_HORIZON
+
+
+@final
+@dataclass(frozen=True)
+class SamplerCounterexample:
+    """An exact (p, q) on which a sampler does not preserve p, with its verdict."""
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    verdict: Verdict
+
+    @property
+    def expected(self) -> Distribution:
+        return self.verdict.expected
+
+    @property
+    def actual(self) -> Distribution | None:
+        return self.verdict.actual
+
+    @property
+    def tv(self) -> Fraction | None:
+        return self.verdict.tv
+
+    @property
+    def reason(self) -> str:
+        return self.verdict.reason
+
+    def table(self) -> str:
+        return self.verdict.table()
+
+
+@final
+@dataclass(frozen=True)
+class StepCounterexample:
+    """Models on which a step's joint law over ``horizon`` tokens differs from the target's.
+
+    Wraps the step verdict of :func:`verifier.check_step`; ``target`` and
+    ``draft`` map every prefix the failing run asked for to its row.
+    """
+
+    verdict: Any
+
+    @property
+    def target(self) -> Mapping[tuple[int, ...], tuple[Fraction, ...]]:
+        rows: Mapping[tuple[int, ...], tuple[Fraction, ...]] = self.verdict.target_rows
+        return rows
+
+    @property
+    def draft(self) -> Mapping[tuple[int, ...], tuple[Fraction, ...]]:
+        rows: Mapping[tuple[int, ...], tuple[Fraction, ...]] = self.verdict.draft_rows
+        return rows
+
+    @property
+    def horizon(self) -> int:
+        return int(self.verdict.horizon)
+
+    @property
+    def expected(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.expected
+        return law
+
+    @property
+    def actual(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.actual
+        return law
+
+    @property
+    def tv(self) -> Fraction | None:
+        tv: Fraction | None = self.verdict.tv
+        return tv
+
+    @property
+    def first_difference(self) -> tuple[int, ...] | None:
+        comparison = self.verdict.comparison
+        return None if comparison is None else comparison.first_difference
+
+    @property
+    def crash(self) -> str | None:
+        crash = self.verdict.crash
+        return None if crash is None else str(crash)
+
+    @property
+    def reason(self) -> str:
+        return str(self.verdict.reason)
+
+    def table(self) -> str:
+        return str(self.verdict.table())
+
+
+Counterexample = SamplerCounterexample | StepCounterexample
+
+
+@final
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of an audit: pass, or the first counterexample found."""
+
+    kind: Kind
+    name: str
+    options: AuditOptions
+    cases: int
+    counterexample: Counterexample | None
+    #: What was covered, in words ("27 edge cases and 200 generated cases, V = 2..4").
+    coverage: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.counterexample is None
+
+
+# --------------------------------------------------------------------------
+# Options and kinds
+# --------------------------------------------------------------------------
+
+
+def parse_vocab_sizes(text: str) -> tuple[int, int]:
+    """``"2..4"`` -> (2, 4); ``"3"`` -> (3, 3).  Raises InvalidArgument otherwise."""
+    raw = text.strip()
+    low_text, sep, high_text = raw.partition("..")
+    if not sep:
+        low_text = high_text = raw
+    try:
+        low, high = int(low_text), int(high_text)
+    except ValueError:
+        msg = f"vocabulary sizes {text!r} must look like 'A..B' (for example '2..4') or 'N'"
+        raise InvalidArgument(msg) from None
+    if not 1 <= low <= high:
+        msg = f"vocabulary sizes {text!r} need 1 <= A <= B"
+        raise InvalidArgument(msg)
+    return low, high
+
+
+_STEP_NAMES = frozenset({"target", "draft", "prefix", "target_model", "draft_model"})
+_SAMPLER_NAMES = frozenset({"p", "q"})
+
+
+def _binds(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
+
+
+def detect_kind(fn: Callable[..., Any]) -> Kind | None:
+    """Guess 'sampler' or 'step' from ``fn``'s signature; None when it cannot tell.
+
+    A sampler takes ``(p, q, rng)``, a step ``(target, draft, prefix, rng)``;
+    extra parameters with defaults (a draft length, a tree width) are ignored.
+    The number of arguments decides first, so a sampler written as
+    ``(target, draft, rng)`` is a sampler; names decide only when both fit.
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    three, four = _binds(signature, 3), _binds(signature, 4)
+    if three != four:
+        return "sampler" if three else "step"
+    if not three:
+        return None
+    positional = [param for param in signature.parameters.values()
+                  if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD)]
+    names = {param.name for param in positional}
+    if "prefix" in names:
+        return "step"
+    if names >= _SAMPLER_NAMES:
+        return "sampler"
+    required = [param for param in positional if param.default is param.empty]
+    if len(required) == 3:  # (target, draft, rng, temperature=1.0) is a sampler
+        return "sampler"
+    if names & _STEP_NAMES:
+        return "step"
+    return None
+
+
+def describe_callable(fn: Callable[..., Any]) -> str:
+    """A short name for reports: ``chain``, or ``chain(gamma=2)`` for a partial."""
+    if isinstance(fn, functools.partial):
+        bound = [repr(a) for a in fn.args] + [f"{k}={v!r}" for k, v in fn.keywords.items()]
+        return f"{describe_callable(fn.func)}({', '.join(bound)})"
+    name = getattr(fn, "__qualname__", None)
+    return name if isinstance(name, str) else repr(fn)
+
+
+def describe_arity_problem(fn: Callable[..., Any], kind: Kind) -> str | None:
+    """A message when ``fn`` cannot be called with the kind's arguments, else None."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    args = ("p", "q", "rng") if kind == "sampler" else ("target", "draft", "prefix", "rng")
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        return (f"a {kind} is called as fn({', '.join(args)}), but this function's "
+                f"signature is {signature}: {exc}")
+    return None
+
+
+# --------------------------------------------------------------------------
+# Running an audit
+# --------------------------------------------------------------------------
+
+
+def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
+          name: str | None = None,
+          progress: Callable[[int], None] | None = None) -> AuditResult:
+    """Audit ``fn`` (a sampler or a step, per ``options.kind``): edge cases, then search.
+
+    Returns a passing :class:`AuditResult` or the shrunk counterexample.
+    Raises :class:`~verifier.errors.Undecided` when some case could not be
+    decided and no violation was found, and
+    :class:`~verifier.errors.InvalidArgument` when ``fn`` cannot be called
+    with the kind's arguments.  ``progress(cases_done)`` is called as exact
+    cases are checked.
+    """
+    opts = options or AuditOptions()
+    label = name or describe_callable(fn)
+    problem = describe_arity_problem(fn, opts.kind)
+    if problem is not None:
+        raise InvalidArgument(problem)
+    kwargs: dict[str, Any] = {"vocab_sizes": opts.sizes, "seed": opts.seed,
+                              "budget": opts.budget, "settings": opts.settings,
+                              "progress": progress}
+    if opts.examples is not None:
+        kwargs["examples"] = opts.examples
+    if opts.kind == "sampler":
+        from properties import search_sampler
+
+        result = search_sampler(fn, uniform_bits=opts.uniform_bits, **kwargs)
+    else:
+        from properties import search_step
+
+        result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
+                             one_hot_target=opts.one_hot_target, **kwargs)
+    if result.status == "undecided":
+        error = result.error
+        if isinstance(error, BaseException):
+            raise error
+        msg = f"the audit of {label} could not reach a verdict: {result.covered}"
+        raise Undecided(msg)
+    if result.status == "pass":
+        return AuditResult(opts.kind, label, opts, result.cases, None, result.covered)
+    if opts.kind == "sampler":
+        found: Counterexample = _sampler_counterexample(result)
+    else:
+        found = _step_counterexample(result)
+    return AuditResult(opts.kind, label, opts, result.cases, found, result.covered)
+
+
+def _sampler_counterexample(result: Any) -> SamplerCounterexample:
+    verdict = result.verdict
+    witness = result.witness
+    p = tuple(witness.p) if witness is not None else tuple(verdict.p)
+    q = tuple(witness.q) if witness is not None else tuple(verdict.q)
+    return SamplerCounterexample(p, q, verdict)
+
+
+def _step_counterexample(result: Any) -> StepCounterexample:
+    return StepCounterexample(result.verdict)

@@ -1,0 +1,145 @@
+"""``specexact audit TARGET``: load, detect the kind, audit, report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any, TextIO
+
+from verifier.doors.audit import AuditOptions, AuditResult, audit, detect_kind, parse_vocab_sizes
+from verifier.doors.cli.parallel import check_jobs, run_jobs
+from verifier.doors.cli.progress import Progress
+from verifier.doors.report import result_human, result_json
+from verifier.doors.targets import load_target
+from verifier.errors import InvalidArgument, Undecided
+
+__all__ = ["audit_target", "audit_target_sizes", "options_from_args"]
+
+
+def _check_modes(args: argparse.Namespace, kind: str) -> None:
+    if args.statistical and (args.floats or args.uniform_bits is not None):
+        msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
+        raise InvalidArgument(msg)
+    if args.statistical:
+        # The statistical panel is fixed (edge cases plus generated pairs of
+        # vocabularies 3..8); these options would be silently ignored.
+        ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
+                                            ("--examples", args.examples),
+                                            ("--horizon", args.horizon))
+                   if value is not None]
+        if ignored:
+            msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
+                   "samples a fixed panel of cases; use --samples N and --seed N")
+            raise InvalidArgument(msg)
+    if args.samples is not None and not args.statistical:
+        msg = "--samples applies to --statistical audits only"
+        raise InvalidArgument(msg)
+    if args.arrays and not args.floats:
+        msg = "--arrays applies to --floats audits only"
+        raise InvalidArgument(msg)
+    if kind == "step" and (args.statistical or args.floats or args.uniform_bits is not None):
+        msg = "--floats, --uniform-bits and --statistical apply to samplers, not steps"
+        raise InvalidArgument(msg)
+
+
+def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
+    sizes = parse_vocab_sizes(args.vocab_sizes) if args.vocab_sizes else None
+    if kind == "sampler" and args.horizon is not None:
+        msg = "--horizon applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    stateful = bool(getattr(args, "stateful", False))
+    if kind == "sampler" and stateful:
+        msg = "--stateful applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    return AuditOptions(kind="step" if kind == "step" else "sampler", vocab_sizes=sizes,
+                        horizon=args.horizon, examples=args.examples, seed=args.seed,
+                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
+
+
+def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:
+    """The function named by ``target`` and its kind (given, read from the signature,
+    else 'sampler')."""
+    fn = load_target(target)
+    return fn, kind or detect_kind(fn) or "sampler"
+
+
+def audit_target_sizes(target: str, kind: str, options: AuditOptions) -> AuditResult | str:
+    """One job of ``--jobs``: audit ``target`` on ``options``; an Undecided becomes its text.
+
+    Workers return the message instead of raising so that nothing unpicklable
+    crosses the process boundary.
+    """
+    fn, _ = resolve(target, kind)
+    try:
+        return audit(fn, options, name=target)
+    except Undecided as exc:
+        return str(exc)
+    except SystemExit as exc:
+        return f"the code under test called sys.exit({exc.code!r}) instead of returning"
+
+
+@contextlib.contextmanager
+def _quiet_stdout(enabled: bool, err: TextIO) -> Iterator[None]:
+    """With --json, anything the code under test prints goes to stderr, not into the JSON."""
+    if not enabled:
+        yield
+        return
+    with contextlib.redirect_stdout(err):
+        yield
+
+
+def _merge(results: list[AuditResult | str], options: AuditOptions, name: str) -> AuditResult:
+    """Combine per-size audits: the failure at the smallest size wins; any undecided
+    size with no failure anywhere makes the whole audit undecided."""
+    decided = [r for r in results if isinstance(r, AuditResult)]
+    # Each size's coverage is a sentence of its own; together they account for
+    # the summed case count.
+    coverage = " ".join(r.coverage for r in decided)
+    cases = sum(r.cases for r in decided)
+    for result in decided:
+        if not result.passed:
+            return replace(result, cases=cases, options=options, coverage=coverage)
+    undecided = [r for r in results if isinstance(r, str)]
+    if undecided:
+        raise Undecided(undecided[0])
+    return AuditResult(options.kind, name, options, cases, None, coverage)
+
+
+def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
+    target: str = args.target
+    fn, kind = resolve(target, args.kind)
+    args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
+    _check_modes(args, kind)
+    if args.statistical:
+        from verifier.doors.cli.modes_cmd import statistical_audit_command
+
+        with _quiet_stdout(args.json, err):
+            return statistical_audit_command(fn, target, args, out=out, err=err)
+    options = options_from_args(args, kind)
+    if args.floats or args.uniform_bits is not None:
+        from verifier.doors.cli.modes_cmd import float_audit
+
+        with _quiet_stdout(args.json, err):
+            return float_audit(fn, target, args, options, out=out, err=err)
+    jobs = check_jobs(args.jobs if args.jobs is not None else 1)
+    progress = Progress(f"auditing {target}", enabled=False if args.json else None, stream=err)
+    with progress, _quiet_stdout(args.json, err):
+        low, high = options.sizes
+        if jobs > 1 and high > low:
+            per_size = [(target, kind, replace(options, vocab_sizes=(v, v)))
+                        for v in range(low, high + 1)]
+            results = run_jobs(audit_target_sizes, per_size, jobs=jobs,
+                               progress=lambda done, _: progress(done, len(per_size),
+                                                                 "vocabulary sizes"))
+            result = _merge(results, options, target)
+        else:
+            result = audit(fn, options, name=target, progress=progress)
+    if args.json:
+        json.dump(result_json(result), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(result_human(result) + "\n")
+    return 0 if result.passed else 1

@@ -1,0 +1,304 @@
+"""``specexact catalogue``, ``specexact explain NAME`` and ``specexact audit`` (no target)."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from verifier.doors.audit import AuditOptions, SamplerCounterexample, StepCounterexample, audit
+from verifier.doors.cli.parallel import run_jobs
+from verifier.doors.cli.progress import Progress
+from verifier.doors.report import fraction_text, law_json, model_lines, rows_json, vector_text
+from verifier.errors import InvalidArgument, SamplerFailure, SpecexactError, Undecided
+from verifier.exact.verdict import check_sampler
+
+__all__ = ["audit_catalogue", "explain", "list_catalogue"]
+
+
+def _entries() -> Sequence[Any]:
+    from counterexamples import catalogue
+
+    return tuple(catalogue())
+
+
+def _get(name: str) -> Any:
+    from counterexamples import get
+
+    try:
+        return get(name)
+    except KeyError as exc:
+        message = exc.args[0] if exc.args else f"no catalogue entry named {name!r}"
+        msg = f"{message} (list them with: specexact catalogue)"
+        raise InvalidArgument(msg) from None
+
+
+def expected_label(entry: Any) -> str:
+    """'lossless', 'wrong' or 'lossy' (lossy by design: quantified, never blessed)."""
+    if entry.lossless:
+        return "lossless"
+    return "lossy" if getattr(entry, "lossy_by_design", False) else "wrong"
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first full stop followed by a capital ("i.i.d. drafts" is not an end)."""
+    flat = " ".join(text.split())
+    match = re.search(r"\.\s+(?=[A-Z(])", flat)
+    return flat if match is None else flat[: match.start() + 1]
+
+
+def _witness_text(data: dict[str, Any]) -> str:
+    witness = data["witness"]
+    if witness is None:
+        return ""
+    if "p" in witness:
+        return f"p = ({', '.join(witness['p'])}), q = ({', '.join(witness['q'])})"
+    return f"models on {len(witness['target'])} target prefixes, horizon {witness['horizon']}"
+
+
+# --------------------------------------------------------------------------
+# catalogue
+# --------------------------------------------------------------------------
+
+
+def _witness_json(entry: Any) -> Any:
+    witness = entry.witness
+    if witness is None:
+        return None
+    if hasattr(witness, "p") and hasattr(witness, "q"):
+        return {"p": [fraction_text(x) for x in witness.p],
+                "q": [fraction_text(x) for x in witness.q]}
+    return _step_witness(entry)[0]
+
+
+def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
+    """A step rule's stored witness, re-run exactly: JSON and the human evidence."""
+    from verifier import check_step
+
+    witness = entry.witness
+    verdict = check_step(entry.rule, witness.target, witness.draft, witness.horizon,
+                         uniform_bits=getattr(entry, "uniform_bits", None))
+    found = StepCounterexample(verdict)
+    keys = list(found.expected or ())  # no expected law when the witness crashed
+    data: dict[str, Any] = {
+        "target": rows_json(found.target), "draft": rows_json(found.draft),
+        "horizon": found.horizon,
+        "expected": law_json(found.expected, keys),
+        "actual": law_json(found.actual, keys if found.actual else ()),
+        "tv": None if found.tv is None else fraction_text(found.tv),
+        "reproduced": not verdict.passed, "reason": found.reason}
+    lines = [f"witness (horizon {found.horizon}):", *model_lines("target", found.target),
+             *model_lines("draft", found.draft), "", found.table(), "",
+             f"{'FAIL' if not verdict.passed else 'PASS'}: {found.reason}"]
+    return data, lines
+
+
+def _entry_json(entry: Any) -> dict[str, Any]:
+    max_tv = getattr(entry, "max_tv", None)
+    return {
+        "name": entry.name,
+        "kind": entry.kind,
+        "lossless": bool(entry.lossless),
+        "lossy_by_design": bool(getattr(entry, "lossy_by_design", False)),
+        "max_tv": None if max_tv is None else fraction_text(max_tv),
+        "uniform_bits": getattr(entry, "uniform_bits", None),
+        "source": entry.source,
+        "summary": " ".join(entry.summary.split()),
+        "witness": _witness_json(entry),
+    }
+
+
+def list_catalogue(*, as_json: bool, out: TextIO, markdown: bool = False) -> int:
+    entries = _entries()
+    if as_json:
+        json.dump([_entry_json(e) for e in entries], out, indent=2)
+        out.write("\n")
+        return 0
+    if markdown:
+        lines = ["| rule | kind | verdict | minimal witness | what it does |",
+                 "|---|---|---|---|---|"]
+        for entry in entries:
+            data = _entry_json(entry)
+            verdict = expected_label(entry)
+            if data["max_tv"] is not None:
+                verdict += f" (max TV {data['max_tv']})"
+            summary = _first_sentence(entry.summary).replace("|", "\\|")
+            lines.append(f"| `{entry.name}` | {entry.kind} | {verdict} | "
+                         f"{_witness_text(data)} | {summary} |")
+        out.write("\n".join(lines) + "\n")
+        return 0
+    rows = [("rule", "kind", "verdict", "source")]
+    rows += [(e.name, e.kind, expected_label(e), e.source or "") for e in entries]
+    out.write(_table(rows) + "\n")
+    lossless = sum(1 for e in entries if e.lossless)
+    out.write(f"\n{len(entries)} rules: {lossless} lossless, {len(entries) - lossless} not. "
+              "Details: specexact explain NAME\n")
+    return 0
+
+
+# --------------------------------------------------------------------------
+# explain
+# --------------------------------------------------------------------------
+
+
+def explain(name: str, *, as_json: bool, out: TextIO) -> int:
+    entry = _get(name)
+    data = _entry_json(entry)
+    witness = entry.witness
+    evidence: list[str] = []
+    if witness is not None and hasattr(witness, "p"):
+        verdict = check_sampler(entry.rule, witness.p, witness.q,
+                                uniform_bits=getattr(entry, "uniform_bits", None))
+        data["witness"].update({
+            "expected": law_json(verdict.expected, range(len(verdict.p))),
+            "actual": law_json(verdict.actual, range(len(verdict.p))),
+            "tv": None if verdict.tv is None else fraction_text(verdict.tv),
+            "reproduced": not verdict.passed,
+            "reason": verdict.reason,
+        })
+        evidence = [f"witness: p = {vector_text(verdict.p)}, q = {vector_text(verdict.q)}",
+                    "", verdict.table(), "", f"{'FAIL' if not verdict.passed else 'PASS'}: "
+                    f"{verdict.reason}"]
+    elif witness is not None:
+        data["witness"], evidence = _step_witness(entry)
+    if as_json:
+        json.dump(data, out, indent=2)
+        out.write("\n")
+        return 0
+    label = expected_label(entry)
+    head = {"lossless": "lossless", "wrong": "WRONG", "lossy": "lossy by design"}[label]
+    out.write(f"{entry.name}  ({entry.kind}, {head})\n")
+    if entry.source:
+        out.write(f"source: {entry.source}\n")
+    if data["uniform_bits"]:
+        out.write(f"judged with rng.random() on the {data['uniform_bits']}-bit grid\n")
+    if data["max_tv"] is not None:
+        out.write(f"largest exact TV found: {data['max_tv']}\n")
+    out.write("\n" + textwrap.fill(" ".join(entry.summary.split()), width=88) + "\n")
+    if evidence:
+        out.write("\n" + "\n".join(evidence) + "\n")
+    elif entry.lossless:
+        path = _importable(entry.rule)
+        command = f"specexact audit {path}" if path else \
+            "specexact audit (it audits the whole catalogue)"
+        out.write("\nNo witness: the rule preserves the target on every case the search "
+                  f"tries.\nRe-check it with: {command}\n")
+    return 0
+
+
+def _importable(rule: Any) -> str | None:
+    """``module:function`` naming ``rule`` when that path loads it back, else None."""
+    module, name = getattr(rule, "__module__", None), getattr(rule, "__qualname__", None)
+    if not module or not name or "<" in name:
+        return None
+    from verifier.doors.targets import load_target
+
+    try:
+        loaded = load_target(f"{module}:{name}")
+    except SpecexactError:
+        return None
+    return f"{module}:{name}" if loaded is rule else None
+
+
+# --------------------------------------------------------------------------
+# audit with no target: the whole catalogue
+# --------------------------------------------------------------------------
+
+
+def audit_entry(name: str, examples: int | None, seed: int | None) -> dict[str, Any]:
+    """Audit one catalogue rule with the default search; a picklable row."""
+    entry = _get(name)
+    step = entry.kind == "step"
+    options = AuditOptions(kind=entry.kind, examples=examples, seed=seed,
+                           uniform_bits=getattr(entry, "uniform_bits", None),
+                           stateful=step and bool(getattr(entry, "stateful", False)),
+                           one_hot_target=step and getattr(entry, "target_kind", "any")
+                           == "one-hot")
+    start = time.perf_counter()
+    row: dict[str, Any] = {"rule": entry.name, "kind": entry.kind,
+                           "expected": expected_label(entry)}
+    try:
+        result = audit(entry.rule, options, name=entry.name)
+    except Undecided as exc:
+        row.update(found="undecided", detail=str(exc).splitlines()[0], cases=None, tv=None)
+    except SamplerFailure as exc:
+        row.update(found="wrong", detail=str(exc).splitlines()[0], cases=None, tv=None)
+    except Exception as exc:
+        row.update(found="error", detail=f"{type(exc).__name__}: {exc}".splitlines()[0],
+                   cases=None, tv=None)
+    else:
+        found = result.counterexample
+        row["cases"] = result.cases
+        if found is None:
+            row.update(found="lossless", detail="", tv=None)
+        else:
+            tv = found.tv
+            row.update(found="wrong", tv=None if tv is None else fraction_text(tv),
+                       detail=found.reason, finding=_finding(found))
+            if isinstance(found, SamplerCounterexample):
+                row["witness"] = {"p": [fraction_text(x) for x in found.p],
+                                  "q": [fraction_text(x) for x in found.q]}
+    row["seconds"] = round(time.perf_counter() - start, 3)
+    expected_pass = row["expected"] == "lossless"
+    row["match"] = row["found"] in ("lossless", "wrong") \
+        and (row["found"] == "lossless") == expected_pass
+    return row
+
+
+def _finding(found: Any) -> str:
+    """What kind of violation: crash, ids outside the vocabulary, support, cache, or bias."""
+    reason = found.reason
+    if reason.startswith("crash"):
+        return "crash"
+    if "outside the vocabulary" in reason or "non-token" in reason:
+        return "invalid ids"
+    if "where p = 0" in reason or "support" in reason:
+        return "support"
+    if "cache" in reason:
+        return "cache"
+    return "bias"
+
+
+def audit_catalogue(*, as_json: bool, jobs: int, examples: int | None, seed: int | None,
+                    out: TextIO, err: TextIO) -> int:
+    names = [e.name for e in _entries()]
+    start = time.perf_counter()
+    with Progress("auditing the catalogue", enabled=None if not as_json else False,
+                  stream=err) as progress:
+        rows = run_jobs(audit_entry, [(n, examples, seed) for n in names], jobs=jobs,
+                        progress=lambda done, detail: progress(done, len(names), detail))
+    elapsed = time.perf_counter() - start
+    mismatches = [r for r in rows if not r["match"]]
+    if as_json:
+        json.dump({"verdict": "pass" if not mismatches else "fail",
+                   "rules": rows, "mismatches": len(mismatches),
+                   "seconds": round(elapsed, 3)}, out, indent=2)
+        out.write("\n")
+        return 0 if not mismatches else 1
+    table = [("rule", "kind", "expected", "found", "evidence", "cases", "match")]
+    for r in rows:
+        evidence = r.get("finding", "")
+        if r["tv"] and r["tv"] != "0":
+            evidence = f"{evidence}, TV {r['tv']}" if evidence != "bias" else f"TV {r['tv']}"
+        table.append((r["rule"], r["kind"], r["expected"], r["found"], evidence,
+                      "" if r["cases"] is None else str(r["cases"]),
+                      "ok" if r["match"] else "MISMATCH"))
+    out.write(_table(table) + "\n\n")
+    for r in mismatches:
+        out.write(f"MISMATCH {r['rule']}: expected {r['expected']}, found {r['found']}"
+                  f"{': ' + r['detail'] if r['detail'] else ''}\n")
+    verdict = "every verdict matches" if not mismatches else \
+        f"{len(mismatches)} of {len(rows)} verdicts do not match"
+    out.write(f"{len(rows)} rules audited in {elapsed:.1f}s: {verdict}\n")
+    return 0 if not mismatches else 1
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

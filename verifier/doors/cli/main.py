@@ -1,0 +1,308 @@
+"""Argument parsing, dispatch, and the one place where every error becomes an exit code.
+
+Exit codes: 0 no violation found, 1 a violation was found, 2 a usage error or
+no verdict possible (import failure, budget exceeded, hidden randomness).
+No traceback ever reaches the user unless ``SPECEXACT_DEBUG=1`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from verifier.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
+
+__all__ = ["build_parser", "main"]
+
+EXIT_PASS = 0
+EXIT_VIOLATION = 1
+EXIT_ERROR = 2
+
+
+class UsageError(Exception):
+    """A command-line usage mistake (argparse's own errors are routed here)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+
+def _int_at_least(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"{text!r} is not an integer"
+        raise argparse.ArgumentTypeError(msg) from None
+    if value < minimum:
+        msg = f"{value} must be >= {minimum}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    return _int_at_least(text, 0)
+
+
+def _positive_int(text: str) -> int:
+    return _int_at_least(text, 1)
+
+
+AUDIT_EPILOG = """\
+TARGET is package.module:function or path/to/file.py:function.
+A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) -> tuple of
+tokens.  The kind is read from the signature unless --kind is given.
+Without TARGET, every rule of the bundled catalogue is audited and compared with its
+expected verdict.
+exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="specexact",
+        description="Prove or refute, with exact arithmetic, that a speculative-decoding "
+                    "sampler preserves the target distribution.",
+        epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    audit = sub.add_parser(
+        "audit", help="audit a sampler or step (or, without TARGET, the bundled catalogue)",
+        description="Run the hand-picked edge cases, then the Hypothesis search, and report "
+                    "the minimal exact witness of any violation.",
+        epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("target", nargs="?", metavar="TARGET",
+                       help="package.module:function or path/to/file.py:function")
+    audit.add_argument("--kind", choices=("sampler", "step"),
+                       help="what TARGET is (default: read from its signature, else sampler)")
+    audit.add_argument("--vocab-sizes", metavar="A..B",
+                       help="vocabulary sizes to cover (default 2..4 for samplers, "
+                            "2..3 for steps)")
+    audit.add_argument("--horizon", type=_positive_int, metavar="N",
+                       help="steps: number of emitted tokens whose joint law is compared "
+                            "(default 3)")
+    audit.add_argument("--stateful", action="store_true",
+                       help="steps: hand the step stateful models (verifier.CachedModel: "
+                            "next_distribution, append, rollback, ...) and check that each "
+                            "cache holds exactly the emitted prefix after every step")
+    audit.add_argument("--examples", type=_nonnegative_int, metavar="N",
+                       help="generated cases for the Hypothesis search, on top of the edge "
+                            "cases (default: the search's own, 200 for samplers)")
+    audit.add_argument("--seed", type=int, default=0, metavar="N",
+                       help="seed of the search, for reproducible runs (default 0)")
+    audit.add_argument("--jobs", type=_nonnegative_int, default=None, metavar="N",
+                       help="processes for sweeps: one job per vocabulary size, or per "
+                            "catalogue rule without TARGET (0 = one per CPU; default 1 "
+                            "with a TARGET, one per CPU up to 4 without)")
+    audit.add_argument("--json", action="store_true",
+                       help="print one JSON object on stdout and nothing else")
+    _add_float_options(audit)
+
+    prove = sub.add_parser(
+        "prove", help="prove a sampler exact over the whole simplex, symbolically",
+        description="Run the sampler on symbolic p and q for one vocabulary size; prove "
+                    "that it preserves p for every pair, or print the region and the "
+                    "bias formula where it does not.",
+        epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided")
+    prove.add_argument("target", metavar="TARGET",
+                       help="package.module:function or path/to/file.py:function")
+    prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
+                       help="vocabulary size to prove for")
+    prove.add_argument("--json", action="store_true", help="print one JSON object")
+
+    explain = sub.add_parser("explain", help="a catalogue rule: why it is wrong, its witness")
+    explain.add_argument("name", metavar="NAME", help="a rule name from 'specexact catalogue'")
+    explain.add_argument("--json", action="store_true", help="print one JSON object")
+
+    catalogue = sub.add_parser("catalogue", help="list the bundled rules, right and wrong")
+    formats = catalogue.add_mutually_exclusive_group()
+    formats.add_argument("--json", action="store_true", help="print a JSON list")
+    formats.add_argument("--markdown", action="store_true",
+                         help="print a Markdown table (the README's catalogue table)")
+    return parser
+
+
+def _add_float_options(audit: argparse.ArgumentParser) -> None:
+    group = audit.add_argument_group(
+        "floats and discrete uniforms",
+        "Judge float code exactly: the deviation from p is split into rounding (passes, "
+        "bounded by a stated tolerance) and structure (fails).")
+    # No argparse choices: FORMAT is optional, so in `--floats TARGET` argparse hands
+    # TARGET to --floats; _settle_floats moves it back.
+    group.add_argument("--floats", nargs="?", const="float64", metavar="FORMAT",
+                       help="hand p and q to the sampler as floats (float64, the default, "
+                            "or float32 numpy arrays)")
+    group.add_argument("--arrays", action="store_true",
+                       help="with --floats: numpy arrays instead of Python floats")
+    group.add_argument("--uniform-bits", type=_positive_int, metavar="K",
+                       help="model rng.random() as the grid of K-bit values in [0, 1), "
+                            "0 included (24 = torch.rand float32, 53 = float64)")
+    stats = audit.add_argument_group(
+        "black-box statistical audit",
+        "For samplers that use their own randomness: fn(p, q, rng) gets numpy float64 "
+        "arrays and a numpy.random.Generator; counts are tested against the exact p. "
+        "A pass only bounds the detectable bias.")
+    stats.add_argument("--statistical", action="store_true",
+                       help="sample instead of enumerating (--seed seeds the generator)")
+    stats.add_argument("--samples", type=_positive_int, metavar="N",
+                       help="draws per case (default 30000)")
+
+
+FLOAT_FORMATS = ("float64", "float32")
+
+
+def _settle_floats(args: argparse.Namespace) -> None:
+    """Check --floats FORMAT; in ``audit --floats TARGET`` the TARGET is not a FORMAT."""
+    fmt = getattr(args, "floats", None)
+    if fmt is None or fmt in FLOAT_FORMATS:
+        return
+    if args.target is None and ":" in fmt:
+        args.target, args.floats = fmt, "float64"
+        return
+    choices = ", ".join(repr(f) for f in FLOAT_FORMATS)
+    msg = f"argument --floats: invalid choice: {fmt!r} (choose from {choices})"
+    raise UsageError(msg)
+
+
+def _check_catalogue_options(args: argparse.Namespace) -> None:
+    """``audit`` without TARGET runs each catalogue rule with its own settings: refuse
+    the options it would silently ignore."""
+    given = [flag for flag, value in (
+        ("--kind", args.kind), ("--vocab-sizes", args.vocab_sizes),
+        ("--horizon", args.horizon), ("--stateful", getattr(args, "stateful", None) or None),
+        ("--floats", args.floats), ("--arrays", args.arrays or None),
+        ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None),
+        ("--samples", args.samples)) if value is not None]
+    if given:
+        verb = "needs" if len(given) == 1 else "need"
+        msg = (f"{', '.join(given)} {verb} a TARGET; without one, audit checks the bundled "
+               "catalogue, where only --examples, --seed, --jobs and --json apply")
+        raise UsageError(msg)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.command == "audit":
+        if args.target is None:
+            from verifier.doors.cli.catalogue_cmd import audit_catalogue
+
+            _check_catalogue_options(args)
+
+            jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
+            return audit_catalogue(as_json=args.json, jobs=jobs, examples=args.examples,
+                                   seed=args.seed, out=out, err=err)
+        from verifier.doors.cli.audit_cmd import audit_target
+
+        return audit_target(args, out=out, err=err)
+    if args.command == "prove":
+        from verifier.doors.cli.prove_cmd import run_prove
+
+        code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
+                              err=err)
+        return code
+    if args.command == "explain":
+        from verifier.doors.cli.catalogue_cmd import explain
+
+        return explain(args.name, as_json=args.json, out=out)
+    if args.command == "catalogue":
+        from verifier.doors.cli.catalogue_cmd import list_catalogue
+
+        return list_catalogue(as_json=args.json, markdown=args.markdown, out=out)
+    msg = f"unknown command {args.command!r}"
+    raise UsageError(msg)
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: TextIO,
+          args: argparse.Namespace | None = None, code: int = EXIT_ERROR) -> int:
+    if _wants_json(argv):
+        kind = getattr(args, "resolved_kind", None) or getattr(args, "kind", None)
+        data = {"verdict": status, "kind": kind, "cases": 0, "counterexample": None,
+                "error": message}
+        if getattr(args, "target", None):
+            data["target"] = args.target  # type: ignore[union-attr]
+        json.dump(data, out)
+        out.write("\n")
+    err.write(f"specexact: {'error' if status == 'error' else status}: {message}\n")
+    return code
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): drop the rest quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    stdout = out if out is not None else sys.stdout
+    stderr = err if err is not None else sys.stderr
+    args: argparse.Namespace | None = None
+
+    def fail(message: str, status: str, code: int = EXIT_ERROR) -> int:
+        return _fail(message, status=status, argv=arguments, out=stdout, err=stderr,
+                     args=args, code=code)
+
+    try:
+        try:
+            args = build_parser().parse_args(arguments)
+        except SystemExit as exc:  # --help
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        _settle_floats(args)
+        try:
+            # With --json, stdout holds one JSON object: anything else printed while
+            # the target is imported or run (prints at module level included) goes to
+            # stderr.  The report itself is written to ``stdout``, captured above.
+            quiet = contextlib.redirect_stdout(stderr) if args.json \
+                else contextlib.nullcontext()
+            with quiet:
+                return _run(args, stdout, stderr)
+        except SystemExit as exc:
+            # Only the code under test can get here: its exit must never read as a pass.
+            msg = f"the code under test called sys.exit({exc.code!r}) instead of returning"
+            raise Undecided(msg) from None
+        except (Exception, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            # GeneratorExit or a home-made BaseException from the code under test: the
+            # engine only records Exceptions as crashes, so no verdict, and no traceback.
+            name = type(exc).__name__
+            msg = (f"the code under test raised {f'{name}({exc})' if str(exc) else name}, "
+                   "a BaseException that is not an Exception")
+            raise Undecided(msg) from None
+    except KeyboardInterrupt:
+        stderr.write("specexact: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_ERROR
+    except UsageError as exc:
+        return fail(str(exc), "error")
+    except Undecided as exc:
+        return fail(f"no verdict possible: {exc}", "undecided")
+    except InvalidInput as exc:
+        return fail(str(exc), "error")
+    except SamplerFailure as exc:
+        return fail(f"the code under test failed: {exc}", "fail", EXIT_VIOLATION)
+    except SpecexactError as exc:
+        return fail(str(exc), "error")
+    except Exception as exc:
+        if os.environ.get("SPECEXACT_DEBUG"):
+            traceback.print_exc(file=stderr)
+        detail = f"{type(exc).__name__}: {exc}"
+        return fail(f"internal error ({detail}); set SPECEXACT_DEBUG=1 to see the traceback",
+                    "error")

@@ -1,0 +1,53 @@
+"""``specexact prove TARGET --vocab-size N``: exit 0 proved, 1 refuted, 2 undecided/usage error."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from verifier.doors.targets import load_target
+from verifier.errors import InvalidInput, SpecexactError, Undecided
+from verifier.modes.symbolic.prover import prove
+
+__all__ = ["run_prove"]
+
+
+def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
+              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Prove or refute ``target`` (``pkg.mod:fn`` or ``file.py:fn``) for every p, q on N tokens.
+
+    Prints the verdict on ``out``: a one-line summary when proved; for a
+    refutation each biased case with its region, bias formula and witness.
+    Errors go to ``err`` as one message, never a traceback.
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        print(f"specexact prove: --vocab-size={vocab_size!r} must be a positive integer",
+              file=err)
+        return 2
+    try:
+        sampler = load_target(target)
+        result = prove(sampler, vocab_size)
+    except Undecided as error:
+        _report(err, as_json, out, "undecided", f"could not decide: {error}")
+        return 2
+    except (InvalidInput, SpecexactError) as error:
+        _report(err, as_json, out, "error", f"specexact prove: {error}")
+        return 2
+    except Exception as error:  # a bug in the tool: still one clear line, exit 2
+        _report(err, as_json, out, "error",
+                f"specexact prove: internal error {type(error).__name__}: {error}")
+        return 2
+    if as_json:
+        json.dump(result.to_json(), out, indent=2)
+        out.write("\n")
+    else:
+        print(result, file=out)
+    return 0 if result.proved else 1
+
+
+def _report(err: TextIO, as_json: bool, out: TextIO, status: str, message: str) -> None:
+    if as_json:
+        json.dump({"status": status, "message": message}, out, indent=2)
+        out.write("\n")
+    print(message, file=err)

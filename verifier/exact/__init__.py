@@ -1,0 +1,37 @@
+"""The exact layer: the choice tree, the lazy random sources, the enumerator, the verdict.
+
+Data flows code under test -> random source -> choice-tree enumeration ->
+exact distribution -> verdict.  Nothing here imports the multi-step layer,
+the modes or the doors.
+"""
+
+from __future__ import annotations
+
+from verifier.exact.engine import enumerate_law, output_distribution
+from verifier.exact.random_source import (
+    ExactRandom,
+    LazyToken,
+    LazyUniform,
+    SeededRandom,
+    check_uniform_bits,
+)
+from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.exact.verdict import Comparison, Verdict, check_sampler, compare_laws, format_table
+
+__all__ = [
+    "Budget",
+    "ChoiceTree",
+    "Chooser",
+    "Comparison",
+    "ExactRandom",
+    "LazyToken",
+    "LazyUniform",
+    "SeededRandom",
+    "Verdict",
+    "check_sampler",
+    "check_uniform_bits",
+    "compare_laws",
+    "enumerate_law",
+    "format_table",
+    "output_distribution",
+]

@@ -1,0 +1,723 @@
+"""The random source handed to samplers: ``rng.random()``, ``rng.categorical``, ``rng.bernoulli``.
+
+In exact mode nothing is drawn.  ``rng.random()`` returns a :class:`LazyUniform`
+and ``rng.categorical`` a :class:`LazyToken`; the run only branches when the
+code *inspects* them (a comparison, an index), and each branch carries its
+exact probability.  A token that is returned untouched is never branched on:
+its whole law is folded into the result, which keeps enumeration linear in
+the vocabulary for the usual "fallback draw" at the end of a sampler.
+
+:class:`SeededRandom` offers the same interface with concrete draws, for
+plain runs (benchmarks, demonstrations).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+import random as _random
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from verifier.errors import InvalidArgument, UnsupportedOperation
+from verifier.exact.tree import Chooser
+from verifier.numbers import to_fraction
+
+__all__ = [
+    "ExactRandom",
+    "LazyToken",
+    "LazyUniform",
+    "RowSource",
+    "SeededRandom",
+    "ValidatedRow",
+    "check_uniform_bits",
+]
+
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+
+
+def _weights(weights: Any, where: str, rng: ExactRandom | None = None
+             ) -> tuple[tuple[Fraction, ...], Fraction]:
+    """Snapshot and validate categorical weights: nonnegative, positive sum."""
+    if hasattr(weights, "tolist") and not isinstance(weights, (list, tuple)):
+        weights = weights.tolist()
+    try:
+        ws = tuple([w if type(w) is Fraction else _exact(w, f"weights[{i}]", rng, where)
+                    for i, w in enumerate(weights)])
+    except TypeError:
+        msg = f"{where}: weights must be a sequence of numbers, got {type(weights).__name__}"
+        raise InvalidArgument(msg) from None
+    total = _ZERO
+    for i, w in enumerate(ws):
+        if w < 0:
+            msg = f"{where}: weights[{i}]={w} is negative; weights must be >= 0"
+            raise InvalidArgument(msg)
+        total += w
+    if total <= 0:
+        msg = (f"{where}: weights sum to {total}; categorical needs nonnegative weights "
+               f"with a positive sum (got {len(ws)} weights, all zero)")
+        raise InvalidArgument(msg)
+    return ws, total
+
+
+def check_uniform_bits(uniform_bits: Any) -> int:
+    """Validate ``uniform_bits``: a positive int K (24 is torch.rand float32, 53 float64)."""
+    if isinstance(uniform_bits, bool) or not isinstance(uniform_bits, int) or uniform_bits < 1:
+        msg = (f"uniform_bits={uniform_bits!r} must be a positive integer K "
+               "(the uniform is then k / 2**K; 24 for float32, 53 for float64) or None")
+        raise InvalidArgument(msg)
+    return uniform_bits
+
+
+def _exact(value: Any, name: str, rng: ExactRandom | None, where: str) -> Fraction:
+    """``to_fraction``, except that a lazy uniform is an unsupported operation.
+
+    A weight or probability that is itself a lazy uniform is not a number
+    the code got wrong, it is a limit of the tool: no verdict, not a crash.
+    (Lazy tokens convert: they are registered as ``numbers.Integral``.)
+    """
+    if rng is not None and isinstance(value, LazyUniform):
+        raise rng.unsupported(f"a lazy uniform as {name} of {where} (not affine in one draw)")
+    return to_fraction(value, name=name)
+
+
+def _bernoulli_prob(prob: Any, rng: ExactRandom | None = None) -> Fraction:
+    f = _exact(prob, "prob", rng, "bernoulli")
+    if not 0 <= f <= 1:
+        msg = f"bernoulli: prob={f} must lie in [0, 1]"
+        raise InvalidArgument(msg)
+    return f
+
+
+class ValidatedRow(list[Fraction]):
+    """A fresh list holding a validated row, remembering the tuple it was copied from.
+
+    While its entries are still the very objects of ``source`` the row is
+    known to be a distribution, and the random source can skip
+    re-validating and re-summing it (``total`` is exactly 1).
+    """
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: tuple[Fraction, ...]) -> None:
+        super().__init__(source)
+        self.source = source
+
+    def untouched(self) -> bool:
+        source = self.source
+        return len(self) == len(source) and all(map(operator.is_, self, source))
+
+
+class RowSource:
+    """Base of row objects that stand for a :class:`ValidatedRow` looked up on first use.
+
+    The random source calls :meth:`resolve` before reading the weights, so a
+    model can hand out rows whose context is not fixed yet (the multi-step
+    layer's deferred rows) without the exact layer knowing about models.
+    """
+
+    __slots__ = ()
+
+    def resolve(self) -> ValidatedRow:
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------
+# Lazy uniform
+# --------------------------------------------------------------------------
+
+
+class _UniformState:
+    """What is known about one uniform draw: a union of disjoint intervals.
+
+    Continuous mode: intervals of reals in [0, 1) with Fraction ends.
+    Grid mode (``bits=K``): the draw is k / 2**K for an integer k in [0, 2**K);
+    intervals are integer ranges of k.  Grid mode makes ``u <= t`` and
+    ``u < t`` differ, as they do for torch.rand.
+    """
+
+    __slots__ = ("index", "intervals", "scale")
+
+    def __init__(self, index: int, scale: int | None) -> None:
+        self.index = index
+        self.scale = scale
+        self.intervals: list[tuple[Any, Any]] = [(_ZERO, _ONE)] if scale is None \
+            else [(0, scale)]
+
+    def measure(self, intervals: list[tuple[Any, Any]]) -> Any:
+        return sum((hi - lo for lo, hi in intervals), _ZERO if self.scale is None else 0)
+
+    def cut(self, threshold: Fraction, inclusive: bool) -> int | Fraction:
+        """The point splitting {u < t} (or {u <= t}) from the rest, in state units."""
+        if self.scale is None:
+            return threshold
+        scaled = threshold * self.scale
+        return math.floor(scaled) + 1 if inclusive else math.ceil(scaled)
+
+    def split(self, cut: Any) -> tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]]:
+        return _split_intervals(self.intervals, cut)
+
+
+def _split_intervals(intervals: list[tuple[Any, Any]], cut: Any
+                     ) -> tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]]:
+    """Split a union of intervals at ``cut`` into the parts below and above it."""
+    below, above = [], []
+    for lo, hi in intervals:
+        if hi <= cut:
+            below.append((lo, hi))
+        elif lo >= cut:
+            above.append((lo, hi))
+        else:
+            below.append((lo, cut))
+            above.append((cut, hi))
+    return below, above
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+class LazyUniform:
+    """``a * u + b`` for a lazy uniform ``u``; comparing it with a number branches.
+
+    Supports ``+ - *`` with exact numbers, division by a nonzero number,
+    negation, and comparisons (``< <= > >= == !=``) with numbers or with
+    another expression of the *same* draw.  Converting it to a float, or
+    combining two different draws, raises :class:`UnsupportedOperation`.
+    """
+
+    __slots__ = ("_a", "_b", "_rng", "_state")
+    __array_ufunc__ = None  # make numpy scalars defer to our reflected operators
+
+    def __init__(self, rng: ExactRandom, state: _UniformState, a: Fraction, b: Fraction) -> None:
+        self._rng = rng
+        self._state = state
+        self._a = a
+        self._b = b
+
+    # -- arithmetic --------------------------------------------------------
+
+    def _const(self, other: Any, op: str) -> Fraction:
+        if isinstance(other, LazyUniform):
+            raise self._rng.unsupported(
+                f"'{op}' between two uniform expressions is not affine in one draw")
+        if isinstance(other, LazyToken):
+            raise self._rng.unsupported(f"'{op}' between a uniform and a lazy token")
+        try:
+            return to_fraction(other, name="operand")
+        except InvalidArgument:
+            raise self._rng.unsupported(
+                f"'{op}' between a uniform and {type(other).__name__} {other!r}") from None
+
+    def _new(self, a: Fraction, b: Fraction) -> LazyUniform:
+        return LazyUniform(self._rng, self._state, a, b)
+
+    def __add__(self, other: Any) -> LazyUniform:
+        if isinstance(other, LazyUniform) and other._state is self._state:
+            return self._new(self._a + other._a, self._b + other._b)
+        return self._new(self._a, self._b + self._const(other, "+"))
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> LazyUniform:
+        if isinstance(other, LazyUniform) and other._state is self._state:
+            return self._new(self._a - other._a, self._b - other._b)
+        return self._new(self._a, self._b - self._const(other, "-"))
+
+    def __rsub__(self, other: Any) -> LazyUniform:
+        return self._new(-self._a, self._const(other, "-") - self._b)
+
+    def __mul__(self, other: Any) -> LazyUniform:
+        c = self._const(other, "*")
+        return self._new(self._a * c, self._b * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> LazyUniform:
+        c = self._const(other, "/")
+        if c == 0:
+            raise ZeroDivisionError("division of a uniform expression by zero")
+        return self._new(self._a / c, self._b / c)
+
+    def __rtruediv__(self, other: Any) -> LazyUniform:
+        raise self._rng.unsupported("dividing by a uniform (1/u is not affine)")
+
+    def __neg__(self) -> LazyUniform:
+        return self._new(-self._a, -self._b)
+
+    def __pos__(self) -> LazyUniform:
+        return self
+
+    def __pow__(self, other: Any) -> LazyUniform:
+        raise self._rng.unsupported("'**' on a uniform (only affine expressions are exact)")
+
+    def __rpow__(self, other: Any) -> LazyUniform:
+        raise self._rng.unsupported("'**' with a uniform exponent")
+
+    def __float__(self) -> float:
+        raise self._rng.unsupported(
+            "float(u): a lazy uniform has no value; compare it with a number instead "
+            "(u < p / q, or u * q < p)")
+
+    def __int__(self) -> int:
+        raise self._rng.unsupported("int(u): a lazy uniform has no value")
+
+    def __index__(self) -> int:
+        raise self._rng.unsupported("using a uniform as an index")
+
+    def __bool__(self) -> bool:
+        raise self._rng.unsupported("truth value of a uniform; compare it with a number")
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        raise self._rng.unsupported("round(u)")
+
+    def __floor__(self) -> Any:
+        raise self._rng.unsupported("math.floor(u)")
+
+    def __ceil__(self) -> Any:
+        raise self._rng.unsupported("math.ceil(u)")
+
+    def __abs__(self) -> Any:
+        raise self._rng.unsupported("abs(u)")
+
+    def __repr__(self) -> str:
+        name = f"u{self._state.index}"
+        if self._a == 1 and self._b == 0:
+            return f"<lazy uniform {name}>"
+        return f"<lazy uniform {self._a}*{name} + {self._b}>"
+
+    __hash__ = object.__hash__
+
+    # -- comparisons -------------------------------------------------------
+
+    def _compare(self, op: str, other: Any) -> bool:
+        a, b = self._a, self._b
+        if isinstance(other, LazyUniform):
+            if other._state is not self._state:
+                raise self._rng.unsupported(
+                    "comparing two different uniform draws; only one draw at a time "
+                    "can be compared with a number")
+            a, b, other = a - other._a, b - other._b, _ZERO
+        else:
+            other = self._const(other, op)
+        rng = self._rng
+        rng.chooser.tick()
+        if a == 0:
+            return _apply(op, b, other)
+        threshold = (other - b) / a
+        if a < 0:
+            op = _FLIP[op]
+        return rng.compare_uniform(self._state, op, threshold)
+
+    def __lt__(self, other: Any) -> bool:
+        return self._compare("<", other)
+
+    def __le__(self, other: Any) -> bool:
+        return self._compare("<=", other)
+
+    def __gt__(self, other: Any) -> bool:
+        return self._compare(">", other)
+
+    def __ge__(self, other: Any) -> bool:
+        return self._compare(">=", other)
+
+    def __eq__(self, other: Any) -> bool:
+        return self._compare("==", other)
+
+    def __ne__(self, other: Any) -> bool:
+        return self._compare("!=", other)
+
+
+def _apply(op: str, x: Any, y: Any) -> bool:
+    result: bool = {
+        "<": operator.lt, "<=": operator.le, ">": operator.gt,
+        ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+    }[op](x, y)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Lazy token
+# --------------------------------------------------------------------------
+
+
+class LazyToken:
+    """A token drawn by ``rng.categorical`` whose value is not fixed until inspected.
+
+    Returning it (alone or inside a tuple) folds its whole law into the result
+    without branching.  Inspecting it branches: ``==``/``!=``/``<``... with an
+    integer split the candidates in two; indexing, hashing, ``int()``,
+    arithmetic and formatting fix the value.
+    """
+
+    __slots__ = ("_draw", "_rng", "_support", "_value", "candidates", "total", "weights")
+    __array_ufunc__ = None
+
+    def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Fraction, ...],
+                 total: Fraction) -> None:
+        self._rng = rng
+        self._draw = draw
+        self.weights = weights
+        self.total = total
+        #: ``None`` (every positive-weight id) or a tuple of the ids still possible.
+        self.candidates: tuple[int, ...] | None = None
+        self._value: int | None = None
+        self._support: tuple[int, ...] | None = None
+
+    def possible_ids(self) -> tuple[int, ...]:
+        """The ids the token can still take, without branching."""
+        if self._value is not None:
+            return (self._value,)
+        if self.candidates is not None:
+            return self.candidates
+        if self._support is None:
+            self._support = tuple([i for i, w in enumerate(self.weights) if w])
+        return self._support
+
+    def _ids(self) -> tuple[int, ...]:
+        if self.candidates is None:
+            self.candidates = tuple(i for i, w in enumerate(self.weights) if w)
+        return self.candidates
+
+    def law(self) -> list[tuple[int, Fraction]]:
+        """The exact conditional law of the token given what was inspected so far."""
+        if self._value is not None:
+            return [(self._value, _ONE)]
+        ws = self.weights
+        if self.candidates is None:
+            total = self.total
+            return [(i, w / total) for i, w in enumerate(ws) if w]
+        ids = self.candidates
+        total = sum((ws[i] for i in ids), _ZERO)
+        return [(i, ws[i] / total) for i in ids]
+
+    def law_key(self) -> tuple[Any, ...]:
+        """A hashable key equal for tokens with equal conditional laws."""
+        return (self.weights, self.candidates)
+
+    @property
+    def is_fixed(self) -> bool:
+        return self._value is not None
+
+    def value(self) -> int:
+        """Fix the token's value, branching over its possible ids."""
+        if self._value is None:
+            self._value = self._rng.fix_token(self)
+        return self._value
+
+    def _split(self, op: str, other: Any) -> bool:
+        if self._value is not None:
+            return _apply(op, self._value, other)
+        if isinstance(other, LazyToken):
+            return _apply(op, self.value(), other.value())
+        if isinstance(other, bool) or not isinstance(other, int):
+            try:
+                other = operator.index(other)
+            except TypeError:
+                return _apply(op, self.value(), other)
+        return self._rng.split_token(self, op, other)
+
+    def narrow(self, ids: tuple[int, ...]) -> None:
+        self.candidates = ids
+        if len(ids) == 1:
+            self._value = ids[0]
+
+    def __eq__(self, other: Any) -> bool:
+        return self._split("==", other)
+
+    def __ne__(self, other: Any) -> bool:
+        return self._split("!=", other)
+
+    def __lt__(self, other: Any) -> bool:
+        return self._split("<", other)
+
+    def __le__(self, other: Any) -> bool:
+        return self._split("<=", other)
+
+    def __gt__(self, other: Any) -> bool:
+        return self._split(">", other)
+
+    def __ge__(self, other: Any) -> bool:
+        return self._split(">=", other)
+
+    def __bool__(self) -> bool:
+        return self._split("!=", 0)
+
+    def __hash__(self) -> int:
+        return hash(self.value())
+
+    def __index__(self) -> int:
+        return self.value()
+
+    __int__ = __index__
+
+    def __float__(self) -> float:
+        return float(self.value())
+
+    def __complex__(self) -> complex:
+        return complex(self.value())
+
+    # The rest of the int protocol, so code written for ints (``divmod``,
+    # ``round``, ``Fraction(x)``, ``x.bit_length()``) does not crash on the
+    # proxy: a crash there would be the tool's, not the sampler's.
+    def __divmod__(self, other: Any) -> Any:
+        return divmod(self.value(), other.value() if isinstance(other, LazyToken) else other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return divmod(other, self.value())
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        return round(self.value()) if ndigits is None else round(self.value(), ndigits)
+
+    def __trunc__(self) -> int:
+        return self.value()
+
+    def __floor__(self) -> int:
+        return self.value()
+
+    def __ceil__(self) -> int:
+        return self.value()
+
+    @property
+    def numerator(self) -> int:
+        return self.value()
+
+    @property
+    def denominator(self) -> int:
+        return 1
+
+    @property
+    def real(self) -> int:
+        return self.value()
+
+    @property
+    def imag(self) -> int:
+        return 0
+
+    def conjugate(self) -> int:
+        return self.value()
+
+    def bit_length(self) -> int:
+        return self.value().bit_length()
+
+    def __str__(self) -> str:
+        return str(self.value())
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value(), spec)
+
+    def __repr__(self) -> str:
+        if self._value is not None:
+            return repr(self._value)
+        return f"<lazy token from categorical draw #{self._draw}>"
+
+
+def _forward(name: str) -> Any:
+    op = getattr(operator, name)
+
+    def method(self: LazyToken, *args: Any) -> Any:
+        args = tuple(a.value() if isinstance(a, LazyToken) else a for a in args)
+        return op(self.value(), *args)
+
+    method.__name__ = f"__{name.strip('_')}__"
+    return method
+
+
+def _rforward(name: str) -> Any:
+    op = getattr(operator, name)
+
+    def method(self: LazyToken, other: Any) -> Any:
+        return op(other, self.value())
+
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift",
+              "rshift", "and_", "or_", "xor"):
+    _dunder = _name.rstrip("_")
+    setattr(LazyToken, f"__{_dunder}__", _forward(_name))
+    setattr(LazyToken, f"__r{_dunder}__", _rforward(_name))
+for _name in ("neg", "pos", "abs", "invert"):
+    setattr(LazyToken, f"__{_name}__", _forward(_name))
+del _name, _dunder
+# ``isinstance(x, numbers.Integral)`` holds for a drawn token, as it does for an int.
+numbers.Integral.register(LazyToken)
+
+
+# --------------------------------------------------------------------------
+# The exact random source
+# --------------------------------------------------------------------------
+
+
+class ExactRandom:
+    """The random source of one exact execution (see the module docstring).
+
+    ``uniform_bits=None`` models ``random()`` as a continuous uniform on
+    [0, 1); ``uniform_bits=K`` as the grid {k / 2**K}, 0 included (K = 24
+    is torch.rand in float32, K = 53 is float64).
+    """
+
+    __slots__ = ("_draws", "_scale", "_uniforms", "active", "chooser")
+
+    def __init__(self, chooser: Chooser, uniform_bits: int | None = None) -> None:
+        self.chooser = chooser
+        self._uniforms = 0
+        self._draws = 0
+        self._scale = None if uniform_bits is None else 1 << check_uniform_bits(uniform_bits)
+        #: Cleared when the execution ends; lazy values then refuse to branch.
+        self.active = True
+
+    # -- the sampler-facing API ---------------------------------------------
+
+    def random(self) -> LazyUniform:
+        """A uniform on [0, 1), lazily: compare it with numbers to branch."""
+        self._check_active()
+        self.chooser.tick()
+        self._uniforms += 1
+        return LazyUniform(self, _UniformState(self._uniforms, self._scale), _ONE, _ZERO)
+
+    def categorical(self, weights: Sequence[Any]) -> LazyToken:
+        """Index i with probability weights[i] / sum(weights), lazily."""
+        self._check_active()
+        self.chooser.tick()
+        self._draws += 1
+        ws, total = _weights(weights, f"categorical draw #{self._draws}", self)
+        return LazyToken(self, self._draws, ws, total)
+
+    def bernoulli(self, prob: Any) -> bool:
+        """True with probability ``prob``."""
+        self._check_active()
+        self.chooser.tick()
+        f = _bernoulli_prob(prob, self)
+        if f == 0 or f == 1:
+            return f == 1
+        result: bool = self.chooser.choose(
+            ("bernoulli", f), lambda: ((True, f), (False, 1 - f)),
+            f"bernoulli({f})")
+        return result
+
+    # -- branching, used by the lazy values ------------------------------------
+
+    def _check_active(self) -> None:
+        if not self.active:
+            raise self.unsupported(
+                "a lazy random value was used after the run that drew it had returned; "
+                "keep random values inside the sampler call")
+
+    def unsupported(self, what: str) -> UnsupportedOperation:
+        error = UnsupportedOperation(f"unsupported operation on a lazy random value: {what}")
+        # Remember it even if the code under test swallows the exception.
+        tree = self.chooser._tree
+        if tree.error is None:
+            tree.error = error
+        return error
+
+    def compare_uniform(self, state: _UniformState, op: str, threshold: Fraction) -> bool:
+        self._check_active()
+        if op in ("==", "!="):
+            if state.scale is None:
+                # A continuous uniform hits a single point with probability 0.
+                return op == "!="
+            scaled = threshold * state.scale
+            if scaled.denominator != 1:
+                return op == "!="
+            k = int(scaled)
+            low, rest = state.split(k)
+            point, high = _split_intervals(rest, k + 1)
+            inside, outside = point, low + high
+            truth_if_inside = op == "=="
+            return self._branch(state, inside, outside, truth_if_inside, op, threshold)
+        inclusive = op in ("<=", ">")
+        cut = state.cut(threshold, inclusive)
+        below, above = state.split(cut)
+        return self._branch(state, below, above, op in ("<", "<="), op, threshold)
+
+    def _branch(self, state: _UniformState, first: list[tuple[Any, Any]],
+                second: list[tuple[Any, Any]], truth_first: bool, op: str,
+                threshold: Fraction) -> bool:
+        m_first = state.measure(first)
+        if not m_first:
+            state.intervals = second
+            return not truth_first
+        m_second = state.measure(second)
+        if not m_second:
+            state.intervals = first
+            return truth_first
+        p_first = Fraction(m_first) / (m_first + m_second)
+        name = f"u{state.index}"
+        took_first: bool = self.chooser.choose(
+            ("u", state.index, op, threshold, p_first),
+            lambda: ((True, p_first), (False, 1 - p_first)),
+            f"{name} {op} {threshold}" if truth_first else f"not ({name} {op} {threshold})")
+        state.intervals = first if took_first else second
+        return truth_first if took_first else not truth_first
+
+    def fix_token(self, token: LazyToken) -> int:
+        self._check_active()
+        self.chooser.tick()
+        law = token.law()
+        if len(law) == 1:
+            return law[0][0]
+        value: int = self.chooser.choose(
+            ("token", token._draw, len(token.weights), len(law)),
+            lambda: law,
+            f"token of categorical draw #{token._draw}")
+        token.narrow((value,))
+        return value
+
+    def split_token(self, token: LazyToken, op: str, other: int) -> bool:
+        self._check_active()
+        self.chooser.tick()
+        ids = token._ids()
+        yes = tuple(i for i in ids if _apply(op, i, other))
+        if len(yes) == len(ids):
+            return True
+        if not yes:
+            return False
+        ws = token.weights
+        total = sum((ws[i] for i in ids), _ZERO)
+        p_yes = sum((ws[i] for i in yes), _ZERO) / total
+        truth: bool = self.chooser.choose(
+            ("split", token._draw, op, other, p_yes),
+            lambda: ((True, p_yes), (False, 1 - p_yes)),
+            f"token #{token._draw} {op} {other}")
+        token.narrow(yes if truth else tuple(i for i in ids if i not in set(yes)))
+        return truth
+
+
+# --------------------------------------------------------------------------
+# A concrete source for plain runs
+# --------------------------------------------------------------------------
+
+
+class SeededRandom:
+    """The same interface with real draws from a seeded ``random.Random``.
+
+    Draws are exact given the underlying uniform: ``categorical`` walks the
+    exact cumulative weights.  Used for plain runs and as the benchmarks'
+    reference cost.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._random = _random.Random(seed)
+
+    def random(self) -> float:
+        return self._random.random()
+
+    def categorical(self, weights: Sequence[Any]) -> int:
+        ws, total = _weights(weights, "categorical")
+        target = Fraction(self._random.random()) * total
+        acc = _ZERO
+        last = 0
+        for i, w in enumerate(ws):
+            if w:
+                acc += w
+                last = i
+                if target < acc:
+                    return i
+        return last
+
+    def bernoulli(self, prob: Any) -> bool:
+        return Fraction(self._random.random()) < _bernoulli_prob(prob)

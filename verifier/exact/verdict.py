@@ -1,0 +1,204 @@
+"""Comparing an exact law with the target: the verdict and its witness table."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, final
+
+from verifier.distribution import Distribution, InvalidToken, total_variation
+from verifier.errors import SamplerFailure
+from verifier.exact.engine import Sampler, output_distribution
+from verifier.exact.tree import Budget
+from verifier.numbers import as_distribution, check_same_vocabulary
+
+__all__ = ["Comparison", "Verdict", "check_sampler", "compare_laws", "format_table"]
+
+
+def _is_valid(outcome: Hashable, vocab_size: int) -> bool:
+    if isinstance(outcome, tuple):
+        return all(_is_valid(o, vocab_size) for o in outcome)
+    return isinstance(outcome, int) and 0 <= outcome < vocab_size
+
+
+@final
+@dataclass(frozen=True)
+class Comparison:
+    """The exact comparison of an actual law with the expected one.
+
+    ``support_violation`` is the actual mass on valid outcomes the expected
+    law gives probability 0 (for a sampler: tokens with p = 0);
+    ``invalid_mass`` is the mass on outcomes that are not tokens of the
+    vocabulary (ids out of range, non-integers).  Both fail the check
+    whatever their size.
+    """
+
+    expected: Distribution
+    actual: Distribution
+    vocab_size: int
+    difference: Mapping[Hashable, Fraction] = field(init=False)
+    tv: Fraction = field(init=False)
+    support_violation: Fraction = field(init=False)
+    invalid_mass: Fraction = field(init=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "difference", self.actual.difference(self.expected))
+        set_(self, "tv", total_variation(self.actual, self.expected))
+        invalid = Fraction(0)
+        support = Fraction(0)
+        for outcome, prob in self.actual.items():
+            if not _is_valid(outcome, self.vocab_size):
+                invalid += prob
+            elif outcome not in self.expected:
+                support += prob
+        set_(self, "support_violation", support)
+        set_(self, "invalid_mass", invalid)
+
+    @property
+    def equal(self) -> bool:
+        """True iff the two laws are identical."""
+        return not self.difference
+
+    @property
+    def invalid_outcomes(self) -> tuple[Hashable, ...]:
+        return tuple(o for o in self.actual if not _is_valid(o, self.vocab_size))
+
+
+@final
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a sampler preserved p on one exact (p, q), with the evidence.
+
+    ``passed`` is True only when the full exact law equals p.  When the
+    sampler raised on this valid input, ``crash`` holds the finding and
+    ``comparison`` is None.
+    """
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    comparison: Comparison | None
+    crash: SamplerFailure | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.crash is None and self.comparison is not None and self.comparison.equal
+
+    @property
+    def expected(self) -> Distribution:
+        return Distribution.from_probabilities(self.p)
+
+    @property
+    def actual(self) -> Distribution | None:
+        return None if self.comparison is None else self.comparison.actual
+
+    @property
+    def tv(self) -> Fraction | None:
+        return None if self.comparison is None else self.comparison.tv
+
+    @property
+    def reason(self) -> str:
+        """One line: why it failed (or 'preserves p')."""
+        if self.crash is not None:
+            return f"crash on valid input: {str(self.crash).splitlines()[0]}"
+        assert self.comparison is not None
+        c = self.comparison
+        if c.equal:
+            return "preserves p exactly"
+        parts = []
+        if c.invalid_mass:
+            parts.append(f"mass {c.invalid_mass} on ids outside the vocabulary or non-tokens")
+        if c.support_violation:
+            parts.append(f"mass {c.support_violation} on tokens where p = 0")
+        parts.append(f"biased, TV = {c.tv}")
+        return "; ".join(parts)
+
+    def table(self) -> str:
+        """The witness as a table of exact fractions."""
+        return format_table(self.p, self.q, self.actual)
+
+    def __str__(self) -> str:
+        head = "PASS" if self.passed else "FAIL"
+        text = f"{head}: {self.reason}\n{self.table()}"
+        if self.crash is not None:
+            text += "\n" + str(self.crash)
+        return text
+
+
+def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
+                 actual: Mapping[Hashable, Fraction] | None) -> str:
+    """Token | p | q | expected | actual | difference, in exact fractions."""
+    rows = [("token", "p", "q", "expected", "actual", "actual - expected")]
+    keys: list[Hashable] = list(range(len(p)))
+    if actual is not None:
+        keys += [k for k in actual if k not in range(len(p))]
+    for k in keys:
+        inside = isinstance(k, int) and 0 <= k < len(p)
+        idx = k if isinstance(k, int) else 0
+        pk = p[idx] if inside else Fraction(0)
+        qk = str(q[idx]) if inside and q is not None else ""
+        act = actual.get(k, Fraction(0)) if actual is not None else None
+        label = str(k) if not isinstance(k, InvalidToken) else repr(k)
+        if inside:
+            label = str(k)
+        elif isinstance(k, int):
+            label = f"{k} (outside vocabulary)"
+        rows.append((label, str(pk) if inside else "", qk, str(pk),
+                     "" if act is None else str(act),
+                     "" if act is None else _signed(act - pk)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _signed(x: Fraction) -> str:
+    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
+
+
+def compare_laws(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, Any],
+                 vocab_size: int) -> Comparison:
+    """Compare two exact laws; ``vocab_size`` decides which outcomes are valid tokens."""
+    e = expected if isinstance(expected, Distribution) else Distribution(expected)
+    a = actual if isinstance(actual, Distribution) else Distribution(actual)
+    return Comparison(e, a, vocab_size)
+
+
+def check_sampler(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
+                  uniform_bits: int | None = None, budget: Budget | None = None) -> Verdict:
+    """Enumerate ``sampler`` exactly on (p, q) and compare its law with p.
+
+    A sampler that raises on this valid input gives a failing verdict with
+    ``crash`` set; an undecidable run (budget, hidden randomness,
+    unsupported operation) raises :class:`~verifier.errors.Undecided`.
+
+    >>> def textbook(p, q, rng):
+    ...     x = rng.categorical(q)
+    ...     if rng.random() * q[x] < p[x]:
+    ...         return x
+    ...     return rng.categorical([max(a - b, 0) for a, b in zip(p, q)])
+    >>> check_sampler(textbook, ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"]).passed
+    True
+    """
+    pf = as_distribution(p, name="p")
+    qf = as_distribution(q, name="q")
+    check_same_vocabulary(pf, qf)
+    try:
+        actual = output_distribution(sampler, pf, qf, uniform_bits=uniform_bits, budget=budget)
+    except SamplerFailure as failure:
+        return Verdict(pf, qf, None, failure)
+    return Verdict(pf, qf, compare_laws(Distribution.from_probabilities(pf),
+                                        tokens_only(actual), len(pf)))
+
+
+def tokens_only(law: Distribution) -> Distribution:
+    """A sampler's law with every tuple outcome marked as not a token.
+
+    A sampler returns one token; ``(x,)`` is a sequence (what a step
+    returns), so it must count as invalid output rather than as a valid
+    outcome missing from p, and must not print as token ``x``.
+    """
+    if not any(isinstance(outcome, tuple) for outcome in law):
+        return law
+    return law.map(lambda o: InvalidToken(o) if isinstance(o, tuple) else o)

@@ -1,0 +1,20 @@
+"""Ways of judging code other than the plain exact run: floats and grids, symbolic
+proofs, black-box statistics, and the torch adapter.  Built on :mod:`verifier.exact`.
+
+The symbolic prover is imported from :mod:`verifier.modes.symbolic` (it needs sympy).
+"""
+
+from __future__ import annotations
+
+from verifier.modes.floats import FloatVerdict, check_floats, check_grid
+from verifier.modes.statistical import StatisticalReport, statistical_audit
+from verifier.modes.torch_adapter import torch_sampler
+
+__all__ = [
+    "FloatVerdict",
+    "StatisticalReport",
+    "check_floats",
+    "check_grid",
+    "statistical_audit",
+    "torch_sampler",
+]

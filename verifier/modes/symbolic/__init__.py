@@ -1,0 +1,66 @@
+"""Symbolic proofs over the whole simplex: run a sampler on symbolic p and q.
+
+``prove(sampler, vocab_size)`` splits the simplex into cases (regions cut out
+by linear constraints, decided with an exact LP), computes the output law as
+a rational formula in each, and either simplifies ``law - p`` to zero
+everywhere (a proof for every pair of distributions) or returns the biased
+cases with their bias formula and a witness point confirmed by the exact
+numeric engine.
+
+sympy takes about a second to import, so ``prove`` and ``Constraint`` load
+the symbolic engine on first use: ``import verifier`` stays fast for
+numeric-only users.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from verifier.modes.symbolic.result import Case, ProofResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from verifier.exact.tree import Budget
+    from verifier.modes.symbolic.region import Constraint
+
+__all__ = [
+    "Case",
+    "Constraint",
+    "ProofResult",
+    "prove",
+]
+
+
+def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None = None,
+          max_cases: int = 20_000, seed: int = 0) -> ProofResult:
+    """Prove that ``sampler`` preserves p for every pair (p, q) on ``vocab_size`` tokens.
+
+    Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
+    to zero in every case; ``refuted`` with the biased cases (region, bias
+    formula, and a witness (p, q) the exact engine confirmed) otherwise.
+    Raises an :class:`~verifier.errors.Undecided` subclass -- for example
+    UnsupportedOperation naming the operation -- when no verdict is
+    possible; never a false proof.  ``max_cases`` bounds the number of
+    cases, ``budget`` each case's enumeration, ``seed`` the witness search.
+
+    >>> def textbook(p, q, rng):
+    ...     x = rng.categorical(q)
+    ...     if rng.random() * q[x] < p[x]:
+    ...         return x
+    ...     return rng.categorical([max(a - b, 0) for a, b in zip(p, q)])
+    >>> prove(textbook, 3).proved
+    True
+    """
+    from verifier.modes.symbolic.prover import prove as _prove
+
+    return _prove(sampler, vocab_size, budget=budget, max_cases=max_cases, seed=seed)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Constraint":
+        from verifier.modes.symbolic.region import Constraint
+
+        return Constraint
+    msg = f"module 'verifier.modes.symbolic' has no attribute {name!r}"
+    raise AttributeError(msg)

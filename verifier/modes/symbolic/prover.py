@@ -1,0 +1,482 @@
+"""``prove(sampler, vocab_size)``: the law of a sampler over the whole simplex, case by case.
+
+The prover keeps a stack of *cases*, each a conjunction of linear constraints
+on (p, q).  For one case it enumerates every execution of the sampler with a
+:class:`~verifier.exact.tree.ChoiceTree` whose weights are sympy expressions.  A
+comparison the case does not settle raises NeedSplit; the case is then
+replaced by its feasible sides (checked with the exact LP) and each side is
+enumerated afresh.  A finished case yields a rational formula for the output
+law, valid on the whole case; ``law - p`` is simplified to zero (proof) or a
+rational witness point strictly inside the case is found where it is
+nonzero, and the exact numeric engine confirms the bias there.
+
+Why local constraints are sound.  A branch whose probability ``pi`` may be 0
+on part of the case is explored assuming ``pi > 0`` (linearised to ``a > 0``).
+At a point x of the case where some ``a_i(x) = 0`` (the first such i along
+the path), the real run reaches branch i and takes it with probability 0, so
+the leaf's true contribution is 0.  Before summing, each leaf is checked:
+the case implies every ``a_i >= 0``, the leaf's contribution N/D has D != 0 on
+the whole case and N vanishes identically on the hyperplane ``a_i = 0``.  Then
+the formula is exact at every point of the case.  When a check fails, the
+case is split on ``a_i`` (or on D's factor) instead.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import sympy
+
+from verifier.distribution import Distribution, InvalidToken
+from verifier.errors import InvalidArgument, SamplerFailure, Undecided, UnsupportedOperation
+from verifier.exact.engine import output_distribution
+from verifier.exact.random_source import LazyToken
+from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
+from verifier.modes.symbolic.region import Constraint, Point, Space
+from verifier.modes.symbolic.result import Case, ProofResult
+from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
+from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue
+
+__all__ = ["prove"]
+
+Sampler = Callable[[list[Any], list[Any], Any], Any]
+
+
+class _Crash(BaseException):
+    """The sampler raised inside a symbolic execution."""
+
+    def __init__(self, error: Exception, region: tuple[Constraint, ...],
+                 path: list[str]) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.region = region
+        self.path = path
+
+
+@dataclass
+class _Leaf:
+    weight: Any
+    local: tuple[Constraint, ...]
+    law: dict[Hashable, Any]
+
+
+def _outcome_law(value: Any, vocab_size: int) -> dict[Hashable, Any]:
+    """The symbolic law of one returned value (lazy tokens folded in)."""
+    one = sympy.Integer(1)
+    if isinstance(value, LazyToken):
+        return dict(value.law())
+    if type(value) is int:
+        return {value: one}
+    if isinstance(value, (tuple, list)):
+        law: dict[Hashable, Any] = {(): one}
+        for item in value:
+            inner = _outcome_law(item, vocab_size)
+            law = {(*k, o): w * v for k, w in law.items()  # type: ignore[misc]
+                   for o, v in inner.items()}
+        return law
+    if isinstance(value, (bool, SymbolicUniform, SymbolicValue)):
+        return {InvalidToken(value): one}
+    try:
+        import operator
+        return {operator.index(value): one}
+    except Exception:
+        return {InvalidToken(value): one}
+
+
+class _Prover:
+    def __init__(self, sampler: Sampler, vocab_size: int, budget: Budget | None,
+                 max_cases: int, seed: int) -> None:
+        self.sampler = sampler
+        self.space = Space(vocab_size)
+        self.budget = budget
+        self.max_cases = max_cases
+        self.rng = random.Random(seed)
+        self.splits = 0
+        self.pruned = 0
+        self.executions = 0
+
+    # -- enumerating one case ---------------------------------------------------------
+
+    def enumerate_case(self, cell: tuple[Constraint, ...]) -> list[_Leaf]:
+        space = self.space
+        tree: ChoiceTree[Any] = ChoiceTree(self.budget, one=sympy.Integer(1))
+        p_syms, q_syms = space.p, space.q
+
+        def execute(chooser: Chooser) -> Any:
+            decider = Decider(space, cell)
+            rng = SymbolicRandom(chooser, decider)
+            p = [SymbolicValue(s, rng) for s in p_syms]
+            q = [SymbolicValue(s, rng) for s in q_syms]
+            try:
+                value = self.sampler(p, q, rng)
+                if decider.errors:
+                    raise decider.errors[0]
+                if decider.splits:  # the sampler swallowed a NeedSplit
+                    raise decider.splits[0]
+                return _outcome_law(value, space.vocab_size), tuple(decider.local)
+            except Exception as exc:
+                if decider.errors:
+                    raise decider.errors[0] from None
+                if decider.splits:
+                    raise decider.splits[0] from None
+                if isinstance(exc, Undecided):
+                    raise
+                raise _Crash(exc, (*cell, *decider.local), chooser.describe()) from exc
+            finally:
+                rng.active = False
+
+        leaves = []
+        for weight, (law, local), _ in tree.explore(execute):
+            leaves.append(_Leaf(weight, local, law))
+        self.executions += tree.executions
+        return leaves
+
+    # -- checking local constraints ------------------------------------------------------
+
+    def equalities(self, constraints: Sequence[Constraint]) -> dict[Any, Any]:
+        eqs = [self.space.expr(c.lin) for c in constraints
+               if c.rel == "==" and c.lin is not None]
+        if not eqs:
+            return {}
+        solution = sympy.solve(eqs, self.space.variables, dict=True)
+        return solution[0] if solution else {}
+
+    def reduce(self, expr: Any, substitution: dict[Any, Any]) -> Any:
+        e = self.space.eliminate(expr)
+        if substitution:
+            e = e.xreplace(substitution)
+        return sympy.cancel(sympy.together(e))
+
+    def check_leaf(self, cell: tuple[Constraint, ...], leaf: _Leaf) -> None:
+        """Raise NeedSplit unless the leaf's formula is exact on the whole case (see above)."""
+        space = self.space
+        contributions = [self.reduce(leaf.weight * v, {}) for v in leaf.law.values()]
+        for constraint in leaf.local:
+            if constraint.lin is None:
+                self._check_nonlinear(cell, constraint, contributions)
+                continue
+            if not space.feasible((*cell, constraint.negated(space, ">="))):
+                continue  # the case itself implies the constraint
+            below = constraint.negated(space, ">")
+            zero = constraint.with_rel(space, "==")
+            split = NeedSplit([c for c in (below, zero, constraint)
+                               if space.feasible((*cell, c))])
+            if space.feasible((*cell, below)):
+                raise split
+            on_plane = (*cell, zero)
+            if not self._vanishes(contributions, on_plane) and not self._vanishes(
+                    contributions, (*on_plane, *self._implicit_equalities(on_plane))):
+                raise split
+        decider = Decider(space, cell)
+        for contribution in contributions:
+            _, den = sympy.fraction(contribution)
+            if den.is_number:
+                continue
+            _, factors, _ = factorise(space, den, "a denominator of the output law")
+            for factor in factors:
+                signs = decider.factor_signs(factor, local=False)
+                if ZERO in signs:
+                    raise NeedSplit([c for sign in sorted(signs)
+                                     for c in side(space, factor, frozenset((sign,)))])
+
+    def _check_nonlinear(self, cell: tuple[Constraint, ...], constraint: Constraint,
+                         contributions: list[Any]) -> None:
+        """The checks of check_leaf for a nonlinear local constraint ``g > 0``."""
+        allowed = frozenset(constraint.sign * s for s in poly_signs(cell, constraint.poly))
+        if allowed <= {1}:
+            return
+        split = NeedSplit([constraint.with_rel(self.space, "==") if s == 0 else
+                           constraint if s > 0 else constraint.negated(self.space, ">")
+                           for s in sorted(allowed)])
+        if -1 in allowed:
+            raise split
+        # g >= 0 on the case: each numerator must vanish wherever g does.
+        for contribution in contributions:
+            num, _ = sympy.fraction(contribution)
+            reduced = sympy.expand(self.space.eliminate(num))
+            if reduced != 0 and sympy.rem(reduced, constraint.poly,
+                                          *self.space.variables) != 0:
+                raise split
+
+    def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
+        """Whether every contribution's numerator is identically 0 on the region's equalities."""
+        substitution = self.equalities(region)
+        for contribution in contributions:
+            num, _ = sympy.fraction(contribution)
+            if sympy.expand(num.xreplace(substitution)) != 0:
+                return False
+        return True
+
+    # -- deciding one case ------------------------------------------------------------
+
+    def case(self, cell: tuple[Constraint, ...]) -> Case:
+        leaves = self.enumerate_case(cell)
+        for leaf in leaves:
+            if leaf.local:
+                self.check_leaf(cell, leaf)
+        law: dict[Hashable, Any] = {}
+        for leaf in leaves:
+            for outcome, prob in leaf.law.items():
+                law[outcome] = law.get(outcome, 0) + leaf.weight * prob
+        space = self.space
+        target = {k: space.p[k] for k in range(space.vocab_size)}
+        substitution = self.equalities(cell)
+        formula = {k: self.reduce(v, substitution) for k, v in law.items()}
+        bias = self._bias(formula, target, substitution)
+        if bias:
+            # Implicit equalities (a ">=" tight on the whole case) may cancel it.
+            implicit = self._implicit_equalities(cell)
+            if implicit:
+                substitution = self.equalities((*cell, *implicit))
+                bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
+                                  target, substitution)
+        nice = {k: _tidy(space, v) for k, v in formula.items() if v != 0}
+        if not bias:
+            self._cross_check(cell, formula)
+            return Case(cell, nice, {}, None, None, None, len(leaves))
+        return self._refute(cell, nice, bias, len(leaves))
+
+    def _bias(self, formula: dict[Hashable, Any], target: dict[int, Any],
+              substitution: dict[Any, Any]) -> dict[Hashable, Any]:
+        out = {}
+        for k in sorted(set(formula) | set(target), key=repr):
+            diff = self.reduce(formula.get(k, 0) - target.get(k, 0), substitution) \
+                if isinstance(k, int) and k in target else formula[k]
+            if diff != 0:
+                out[k] = diff
+        return out
+
+    def _implicit_equalities(self, cell: Sequence[Constraint]) -> list[Constraint]:
+        """The inequalities (simplex bounds included) that hold with equality on all of ``cell``."""
+        space = self.space
+        found = []
+        n = space.n
+        bounds = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
+        inequalities = [c.lin for c in cell if c.rel == ">=" and c.lin is not None]
+        for lin in [*bounds, *space.simplex_rows, *inequalities]:
+            if not space.feasible((*cell, space.constraint(lin, ">"))):
+                found.append(space.constraint(lin, "=="))
+        return found
+
+    def _refute(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any],
+                bias: dict[Hashable, Any], leaves: int) -> Case:
+        space = self.space
+        nonlinear = any(c.lin is None for c in cell)
+        candidates = space.random_points(cell, 60 if nonlinear else 12, self.rng)
+        centre = space.interior_point(cell)
+        if centre is not None:
+            candidates.insert(0, centre)
+        shown_bias = {k: _tidy(space, v) for k, v in bias.items()}
+        # Near-boundary points only if the random ones miss (a thin nonlinear sliver).
+        batches: list[Callable[[], list[tuple[Fraction, ...]]]] = [lambda: candidates]
+        if nonlinear:
+            batches.append(lambda: space.near_boundary_points(cell, self.rng))
+        for batch in batches:
+            for x in batch():
+                if not space.contains(cell, x):
+                    continue  # outside a nonlinear constraint
+                for y in (space.simplest_point(cell, x), x):
+                    point = space.split_point(y)
+                    values = self._evaluate(bias, point)
+                    if not any(values.values()):
+                        continue
+                    actual = self._confirm(point, formula)
+                    return Case(cell, formula, shown_bias, point, actual, None, leaves)
+        why = ("no rational point found inside it makes the bias nonzero"
+               + ("; its nonlinear constraints may leave it empty" if nonlinear else ""))
+        return Case(cell, formula, shown_bias, None, None, None, leaves, why)
+
+    def _cross_check(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any]) -> None:
+        """Confirm an unbiased case's law with the exact engine at random points of it.
+
+        Symbolic values are not Fractions: code that inspects types
+        (``isinstance(p[0], Fraction)``) or otherwise behaves differently on
+        them would get a formula that is not the law of the real run.  Two
+        generic points per case catch such a divergence instead of proving
+        the wrong program.
+        """
+        space = self.space
+        # Two random points from eight vertices: one or two vertices alone are
+        # often degenerate (p == q on the whole simplex for V = 2).
+        points = [x for x in space.random_points(cell, 8, self.rng) if space.contains(cell, x)]
+        for x in points[:2]:
+            self._agrees_at(cell, formula, space.split_point(x))
+
+    def _agrees_at(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any],
+                   point: Point) -> None:
+        expected = Distribution({k: v for k, v in self._evaluate(formula, point).items() if v})
+        try:
+            actual = output_distribution(self.sampler, point[0], point[1])
+        except Exception as error:
+            msg = (f"the sampler ran on symbolic p and q but the exact engine at the point "
+                   f"p={_show(point[0])}, q={_show(point[1])} of the case "
+                   f"{' and '.join(map(str, cell)) or 'the whole simplex'} reports: "
+                   f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            raise Undecided(msg) from error
+        if actual != expected:
+            target = Distribution({k: v for k, v in self._evaluate(
+                {k: self.space.p[k] for k in range(self.space.vocab_size)}, point).items() if v})
+            biased = ("; the exact engine's law there is not p, so the sampler is biased at "
+                      "that point" if actual != target else "")
+            msg = (f"the symbolic law differs from the exact engine's at p={_show(point[0])}, "
+                   f"q={_show(point[1])} ({expected} vs {actual}): the sampler "
+                   "behaves differently on symbolic values (type checks such as "
+                   f"isinstance(x, Fraction), identity tests, ...); no proof is possible{biased}")
+            raise Undecided(msg)
+
+    def _evaluate(self, formula: dict[Hashable, Any], point: Point) -> dict[Hashable, Fraction]:
+        space = self.space
+        values = {s: sympy.Rational(v.numerator, v.denominator)
+                  for s, v in zip((*space.p, *space.q), (*point[0], *point[1]), strict=True)}
+        return {k: fraction(sympy.sympify(v).xreplace(values)) for k, v in formula.items()}
+
+    def _confirm(self, point: Point, formula: dict[Hashable, Any]) -> Distribution:
+        """The numeric engine's law at ``point``; it must match the formula and differ from p."""
+        actual = output_distribution(self.sampler, point[0], point[1])
+        expected = Distribution({k: v for k, v in self._evaluate(formula, point).items() if v})
+        if actual != expected:
+            msg = (f"internal inconsistency at p={point[0]}, q={point[1]}: the symbolic law "
+                   f"{dict(expected)} differs from the exact engine's {dict(actual)}")
+            raise Undecided(msg)
+        return actual
+
+    def crash_case(self, crash: _Crash) -> Case:
+        space = self.space
+        x = space.point(crash.region)
+        if x is not None and not space.contains(crash.region, x):
+            x = next((y for y in space.random_points(crash.region, 60, self.rng)
+                      if space.contains(crash.region, y)), None)
+        if x is None:
+            msg = (f"the sampler raised {type(crash.error).__name__}: {crash.error} on "
+                   f"symbolic p and q in the region {' and '.join(map(str, crash.region))}, "
+                   "where no concrete point could be found")
+            raise Undecided(msg) from crash.error
+        x = space.simplest_point(crash.region, x)
+        point = space.split_point(x)
+        error = crash.error
+        try:
+            output_distribution(self.sampler, point[0], point[1])
+        except SamplerFailure as failure:
+            cell = tuple(c for c in crash.region)
+            return Case(cell, {}, {}, point, None, str(failure).splitlines()[0], 0)
+        msg = (f"the sampler raised {type(error).__name__}: {error} on symbolic p and q "
+               f"(after {'; '.join(crash.path) or 'no choices'}) but not at the concrete "
+               f"point p={_show(point[0])}, q={_show(point[1])}; the symbolic engine "
+               "cannot follow this code")
+        raise UnsupportedOperation(msg) from error
+
+    # -- the case stack ----------------------------------------------------------------
+
+    def run(self) -> ProofResult:
+        start = time.monotonic()
+        stack: list[tuple[Constraint, ...]] = [()]
+        cases: list[Case] = []
+        note = None
+        skipped: list[Undecided] = []
+        space = self.space
+        while stack:
+            cell = stack.pop()
+            try:
+                cases.append(self.case(cell))
+            except NeedSplit as split:
+                self.splits += 1
+                children = [(*cell, side) for side in split.sides
+                            if space.feasible((*cell, side))]
+                self.pruned += len(split.sides) - len(children)
+                stack.extend(reversed(children))
+            except _Crash as crash:
+                try:
+                    cases.append(self.crash_case(crash))
+                except Undecided as error:
+                    # A crash in a region with no concrete point (often empty: nonlinear
+                    # cuts) or code the symbolic engine cannot follow there: the other
+                    # cases may still refute; without a refutation this is the answer.
+                    skipped.append(error)
+            except Undecided as error:
+                if not any(c.refutes for c in cases):
+                    raise
+                note = f"stopped early: {error}"
+                break
+            if len(cases) + len(stack) > self.max_cases:
+                too_many = Undecided(f"more than max_cases={self.max_cases} cases")
+                if not any(c.refutes for c in cases):
+                    raise too_many
+                note = f"stopped early: {too_many}"
+                break
+        if skipped:
+            if not any(c.refutes for c in cases):
+                raise skipped[0]
+            left = f"{len(skipped)} crashing region(s) left undecided; the first: {skipped[0]}"
+            note = left if note is None else f"{note}; {left}"
+        undecided = [c for c in cases if c.undecided is not None]
+        if undecided and not any(c.refutes for c in cases):
+            first = undecided[0]
+            msg = (f"{len(undecided)} case(s) could not be decided; the first, "
+                   f"{first.region()}, has the bias "
+                   f"{ {k: sympy.sstr(v) for k, v in first.bias.items()} } but "
+                   f"{first.undecided}")
+            raise Undecided(msg)
+        if undecided and note is None:
+            note = (f"{len(undecided)} biased case(s) without a witness (their nonlinear "
+                    "constraints may leave them empty)")
+        return ProofResult(
+            vocab_size=space.vocab_size, cases=tuple(cases), complete=note is None,
+            note=note, splits=self.splits, pruned=self.pruned, lp_calls=space.lp_calls,
+            executions=self.executions, seconds=time.monotonic() - start,
+            p_symbols=tuple(space.p), q_symbols=tuple(space.q))
+
+
+def _tidy(space: Space, expr: Any) -> Any:
+    """Factor ``expr`` and write each linear factor with the fewest terms on the simplex.
+
+    ``p0 + p1 - 1`` becomes ``-p2`` by adding a multiple of ``sum(p) - 1``.
+    """
+    expr = sympy.factor(expr)
+    sums = (sum(space.p) - 1, sum(space.q) - 1)
+
+    def shortest(factor: Any) -> Any:
+        if space.linear(factor) is None:
+            return factor
+        options = [sympy.expand(factor + a * sums[0] + b * sums[1])
+                   for a in (-1, 0, 1) for b in (-1, 0, 1)]
+        return min(options, key=lambda e: (len(sympy.Add.make_args(e)), sympy.default_sort_key(e)))
+
+    return expr.replace(lambda e: e.is_Add, shortest) if expr.is_Mul or expr.is_Pow \
+        else shortest(expr) if expr.is_Add else expr
+
+
+def _show(values: Sequence[Fraction]) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ")"
+
+
+def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
+          max_cases: int = 20_000, seed: int = 0) -> ProofResult:
+    """Prove that ``sampler`` preserves p for every pair of distributions on ``vocab_size`` tokens.
+
+    Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
+    to zero in every case, ``refuted`` with the cases (region, bias formula and
+    a witness the exact engine confirmed) otherwise.  Raises an
+    :class:`~verifier.errors.Undecided` subclass (for example
+    UnsupportedOperation, naming the operation) when no verdict is possible;
+    never a false proof.
+
+    >>> from counterexamples.samplers import textbook
+    >>> prove(textbook, 2).proved
+    True
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        msg = f"vocab_size={vocab_size!r} must be a positive integer"
+        raise InvalidArgument(msg)
+    if not isinstance(max_cases, int) or max_cases < 1:
+        msg = f"max_cases={max_cases!r} must be a positive integer"
+        raise InvalidArgument(msg)
+    if not callable(sampler):
+        msg = f"sampler={sampler!r} must be callable as sampler(p, q, rng)"
+        raise InvalidArgument(msg)
+    return _Prover(sampler, vocab_size, budget, max_cases, seed).run()

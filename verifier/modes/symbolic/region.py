@@ -1,0 +1,362 @@
+"""Linear constraints on (p, q) over the simplex, decided with an exact LP.
+
+The symbolic prover works in the coordinates ``p_0..p_{V-2}, q_0..q_{V-2}``:
+``p_{V-1} = 1 - sum(p_i)`` and ``q_{V-1} = 1 - sum(q_i)`` are eliminated, so
+the simplex is ``x >= 0`` (the LP's variable bounds) plus the two rows
+``1 - sum >= 0``.  A linear form is a tuple of Fractions ``(c_0, ..., c_{n-1},
+const)`` meaning ``sum c_i x_i + const``.
+
+The LP (an exact simplex over Fractions, see lp.py) takes non-strict
+inequalities only.  A set with strict inequalities ``g_i > 0`` is nonempty iff the LP
+"maximise s subject to g_i - s >= 0, s <= 1 and the non-strict rows" has an
+optimum s > 0 -- exact, so no tolerance hides anything.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import sympy
+
+from verifier.errors import UnsupportedOperation
+from verifier.modes.symbolic.lp import solve_lp
+
+__all__ = ["Constraint", "Lin", "Point", "Space"]
+
+Lin = tuple[Fraction, ...]
+Rel = Literal[">", ">=", "=="]
+Point = tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
+
+_ZERO = Fraction(0)
+
+
+def _rational(x: Any) -> Fraction:
+    r = sympy.Rational(x)
+    return Fraction(int(r.p), int(r.q))
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``lin rel 0``, or ``sign * poly rel 0`` for a nonlinear condition.
+
+    ``expr`` is the same form in the sampler's own symbols, for display.
+    ``poly`` (nonlinear only) is a primitive polynomial in the eliminated
+    coordinates with a positive leading coefficient; the LP ignores such
+    constraints (it decides the linear relaxation), points are tested
+    against them exactly.
+    """
+
+    lin: Lin | None
+    rel: Rel
+    expr: Any
+    poly: Any = None
+    sign: int = 1
+
+    @property
+    def linear(self) -> bool:
+        return self.lin is not None
+
+    def negated(self, space: Space, rel: Rel) -> Constraint:
+        """``-lin rel 0``."""
+        if self.lin is None:
+            return Constraint(None, rel, -self.expr, self.poly, -self.sign)
+        return space.constraint(tuple(-c for c in self.lin), rel, -self.expr)
+
+    def with_rel(self, space: Space, rel: Rel) -> Constraint:
+        if self.lin is None:
+            return Constraint(None, rel, self.expr, self.poly, self.sign)
+        return space.constraint(self.lin, rel, self.expr)
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.lin, self.rel) if self.lin is not None else (self.poly, self.sign, self.rel)
+
+    def holds(self, values: Sequence[Fraction]) -> bool:
+        """Whether the point (eliminated coordinates p_0..p_{V-2}, q_0..q_{V-2}) satisfies it."""
+        if self.lin is None:
+            v = self.sign * evaluate(self.poly, values)
+        else:
+            v = sum((c * x for c, x in zip(self.lin, values, strict=False)), self.lin[-1])
+        return v > 0 if self.rel == ">" else v >= 0 if self.rel == ">=" else v == 0
+
+    @property
+    def shown(self) -> str:
+        return format_relation(self.expr, self.rel)
+
+    def __str__(self) -> str:
+        return self.shown
+
+
+def evaluate(expr: Any, values: Sequence[Fraction]) -> Fraction:
+    """``expr`` (in eliminated coordinates) at a point, exactly."""
+    half = len(values) // 2
+    mapping = {}
+    for i in range(half):
+        mapping[sympy.Symbol(f"p{i}")] = sympy.Rational(values[i].numerator,
+                                                        values[i].denominator)
+        mapping[sympy.Symbol(f"q{i}")] = sympy.Rational(values[half + i].numerator,
+                                                        values[half + i].denominator)
+    return _rational(sympy.sympify(expr).xreplace(mapping))
+
+
+def _scaled(lin: Lin) -> Lin:
+    """Divide by the first nonzero coefficient's absolute value (keeps the orientation)."""
+    for c in lin:
+        if c:
+            a = abs(c)
+            return tuple(x / a for x in lin)
+    return lin
+
+
+class Space:
+    """The symbols of one vocabulary size and exact LP queries over the simplex."""
+
+    def __init__(self, vocab_size: int) -> None:
+        self.vocab_size = v = vocab_size
+        self.p = sympy.symbols(f"p0:{v}")
+        self.q = sympy.symbols(f"q0:{v}")
+        self.variables: tuple[sympy.Symbol, ...] = (*self.p[:-1], *self.q[:-1])
+        self.n = len(self.variables)
+        self.index = {s: i for i, s in enumerate(self.variables)}
+        self.elimination = {self.p[-1]: 1 - sum(self.p[:-1]), self.q[-1]: 1 - sum(self.q[:-1])}
+        # The simplex rows beyond x >= 0: p_{V-1} >= 0 and q_{V-1} >= 0.
+        half = v - 1
+        self.simplex_rows: tuple[Lin, ...] = (
+            (*([Fraction(-1)] * half), *([_ZERO] * half), Fraction(1)),
+            (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
+        ) if v > 1 else ()
+        self._feasible_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
+        self._lin_cache: dict[Any, Lin | None] = {}
+        self.lp_calls = 0
+
+    # -- expressions <-> linear forms ------------------------------------------
+
+    def eliminate(self, expr: Any) -> Any:
+        return sympy.sympify(expr).xreplace(self.elimination)
+
+    def linear(self, expr: Any) -> Lin | None:
+        """The linear form of ``expr`` on the simplex, or None if it is not linear."""
+        cached = self._lin_cache.get(expr, False)
+        if cached is not False:
+            return cached  # type: ignore[return-value]
+        result = self._linear(expr)
+        self._lin_cache[expr] = result
+        return result
+
+    def _linear(self, expr: Any) -> Lin | None:
+        e = sympy.expand(self.eliminate(expr))
+        coeffs = [_ZERO] * (self.n + 1)
+        for term, c in e.as_coefficients_dict().items():
+            if not c.is_Rational:
+                return None
+            if term == 1:
+                coeffs[-1] += _rational(c)
+            elif term in self.index:
+                coeffs[self.index[term]] += _rational(c)
+            else:
+                return None
+        return tuple(coeffs)
+
+    def expr(self, lin: Lin) -> Any:
+        terms = [sympy.Rational(c.numerator, c.denominator) * s
+                 for c, s in zip(lin, self.variables, strict=False) if c]
+        return sympy.Add(*terms, sympy.Rational(lin[-1].numerator, lin[-1].denominator))
+
+    def constraint(self, lin: Lin, rel: Rel, shown_expr: Any = None) -> Constraint:
+        lin = _scaled(lin)
+        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+            lin = tuple(-c for c in lin)
+        expr = self.expr(lin) if shown_expr is None else shown_expr
+        return Constraint(lin, rel, expr)
+
+    # -- exact LP ----------------------------------------------------------------
+
+    def feasible(self, constraints: Iterable[Constraint]) -> bool:
+        """Whether some point of the simplex satisfies every constraint (strict ones strictly)."""
+        key = frozenset(c.key() for c in constraints if c.lin is not None)
+        cached = self._feasible_cache.get(key)
+        if cached is None:
+            cached = self._solve(key, None) is not None
+            self._feasible_cache[key] = cached
+        return cached
+
+    def point(self, constraints: Iterable[Constraint],
+              objective: Sequence[Fraction] | None = None) -> tuple[Fraction, ...] | None:
+        """A point satisfying the constraints, or None.
+
+        Without ``objective`` the point maximises the smallest slack of the
+        strict constraints (capped at 1), so it lies strictly inside them;
+        with one it is an optimum of ``objective`` over the closure.
+        """
+        return self._solve(frozenset(c.key() for c in constraints if c.lin is not None),
+                           objective)
+
+    def _solve(self, key: frozenset[tuple[Any, ...]],
+               objective: Sequence[Fraction] | None) -> tuple[Fraction, ...] | None:
+        n = self.n
+        rows = [(lin, rel) for lin, rel in key]
+        rows += [(lin, ">=") for lin in self.simplex_rows]
+        if n == 0:
+            ok = all(lin[-1] > 0 if rel == ">" else lin[-1] >= 0 if rel == ">=" else lin[-1] == 0
+                     for lin, rel in rows)
+            return () if ok else None
+        strict = any(rel == ">" for _, rel in rows) and objective is None
+        a_ub: list[list[Fraction]] = []
+        b_ub: list[Fraction] = []
+        a_eq: list[list[Fraction]] = []
+        b_eq: list[Fraction] = []
+        one, zero = Fraction(1), _ZERO
+        for lin, rel in rows:
+            coeffs = [-c for c in lin[:-1]]
+            if rel == "==":
+                a_eq.append([*coeffs, zero] if strict else coeffs)
+                b_eq.append(lin[-1])
+                continue
+            # lin.x + c >= 0 (or > 0 with slack s)  <=>  -lin.x (+ s) <= c
+            if strict:
+                coeffs.append(one if rel == ">" else zero)
+            a_ub.append(coeffs)
+            b_ub.append(lin[-1])
+        if strict:
+            a_ub.append([zero] * n + [one])
+            b_ub.append(one)
+            cost = [zero] * n + [-one]
+        elif objective is not None:
+            cost = list(objective)
+        else:
+            cost = [zero] * n
+        self.lp_calls += 1
+        solved = solve_lp(cost, a_ub, b_ub, a_eq, b_eq)
+        if solved is None:
+            return None
+        value, solution = solved
+        if strict and not value < 0:
+            return None
+        return solution[:n]
+
+    # -- points ------------------------------------------------------------------
+
+    def split_point(self, x: Sequence[Fraction]) -> Point:
+        half = self.vocab_size - 1
+        p = tuple(x[:half])
+        q = tuple(x[half:])
+        return (*p, 1 - sum(p, _ZERO)), (*q, 1 - sum(q, _ZERO))
+
+    def interior_point(self, constraints: Sequence[Constraint]) -> tuple[Fraction, ...] | None:
+        """A point of the relative interior of the linear constraints (and simplex), or None.
+
+        Inequalities that hold with equality on the whole region become
+        equalities; the point maximises the smallest slack of all the others.
+        """
+        linear = [c for c in constraints if c.lin is not None]
+        if not self.feasible(linear):
+            return None
+        n = self.n
+        unit = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
+        inequalities = [*(c.lin for c in linear if c.rel != "=="), *unit, *self.simplex_rows]
+        rows = [c for c in linear if c.rel == "=="]
+        for lin in inequalities:
+            strict = Constraint(lin, ">", None)
+            rows.append(strict if self.feasible((*linear, strict))
+                        else Constraint(lin, "==", None))
+        return self._solve(frozenset(c.key() for c in rows), None)
+
+    def random_points(self, constraints: Sequence[Constraint], count: int,
+                      rng: random.Random) -> list[tuple[Fraction, ...]]:
+        """Rational points of the relative interior of the linear relaxation.
+
+        Each is a random convex combination of an interior centre (weight >=
+        1/10) and a few random vertices of the closure; nonlinear constraints are then
+        tested exactly by the caller (``contains``).
+        """
+        centre = self.interior_point(constraints)
+        if centre is None:
+            return []
+        closure = frozenset((c.lin, ">=" if c.rel == ">" else c.rel)
+                            for c in constraints if c.lin is not None)
+        vertices = []
+        for _ in range(min(count, 8)):
+            objective = [Fraction(rng.randint(-9, 9)) for _ in range(self.n)]
+            vertex = self._solve(closure, objective)
+            vertices.append(centre if vertex is None else vertex)
+        points = []
+        for _ in range(count):
+            chosen = rng.sample(vertices, min(len(vertices), 3))
+            weights = [Fraction(rng.randint(1, 9)) for _ in chosen]
+            lam = Fraction(rng.randint(1, 9), 10)
+            total = sum(weights, _ZERO)
+            points.append(tuple(
+                lam * centre[i] + (1 - lam) * sum((w * v[i] for w, v in zip(weights, chosen,
+                                                                             strict=True)),
+                                                  _ZERO) / total
+                for i in range(self.n)))
+        return points
+
+    def near_boundary_points(self, constraints: Sequence[Constraint],
+                             rng: random.Random) -> list[tuple[Fraction, ...]]:
+        """Rational points pulled from vertices and edge midpoints towards the centre.
+
+        A nonlinear region (``p0 * q0 > 6/25``) can be a thin sliver near the
+        boundary of its linear relaxation that random interior points miss;
+        a strict nonlinear inequality holding at a point of the closure also
+        holds a little way towards the centre, so ``(1 - t) v + t c`` for
+        small t finds it.
+        """
+        centre = self.interior_point(constraints)
+        if centre is None:
+            return []
+        closure = frozenset((c.lin, ">=" if c.rel == ">" else c.rel)
+                            for c in constraints if c.lin is not None)
+        objectives = [[Fraction(sign * int(i == j)) for j in range(self.n)]
+                      for i in range(self.n) for sign in (1, -1)]
+        objectives += [[Fraction(rng.randint(-9, 9)) for _ in range(self.n)] for _ in range(8)]
+        vertices = list(dict.fromkeys(v for v in (self._solve(closure, o) for o in objectives)
+                                      if v is not None))
+        seeds = vertices + [tuple((a + b) / 2 for a, b in zip(u, v, strict=True))
+                            for i, u in enumerate(vertices) for v in vertices[i + 1:]]
+        return [tuple((1 - t) * a + t * c for a, c in zip(seed, centre, strict=True))
+                for t in (Fraction(1, 2), Fraction(1, 8), Fraction(1, 32), Fraction(1, 256))
+                for seed in seeds]
+
+    def simplest_point(self, constraints: Sequence[Constraint],
+                       x: Sequence[Fraction]) -> tuple[Fraction, ...]:
+        """A point with small denominators near ``x`` that still satisfies the constraints."""
+        for limit in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 30, 50, 100, 1000):
+            y = tuple(c.limit_denominator(limit) for c in x)
+            if self.contains(constraints, y):
+                return y
+        return tuple(x)
+
+    def contains(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        if any(c < 0 for c in x):
+            return False
+        if any(not Constraint(lin, ">=", None).holds(x) for lin in self.simplex_rows):
+            return False
+        return all(c.holds(x) for c in constraints)
+
+
+def _sym(c: Fraction) -> Any:
+    return sympy.Rational(c.numerator, c.denominator)
+
+
+def format_relation(expr: Any, rel: str) -> str:
+    """``expr rel 0`` with negative terms moved to the right: ``p0 - q0 > 0`` -> ``p0 > q0``."""
+    expr = sympy.expand(expr)
+    left, right = [], []
+    for term in sympy.Add.make_args(expr):
+        if term.could_extract_minus_sign():
+            right.append(-term)
+        else:
+            left.append(term)
+    lhs = sympy.Add(*left) if left else sympy.Integer(0)
+    rhs = sympy.Add(*right) if right else sympy.Integer(0)
+    return f"{sympy.sstr(lhs)} {rel} {sympy.sstr(rhs)}"
+
+
+def nonlinear(what: str, expr: Any) -> UnsupportedOperation:
+    return UnsupportedOperation(
+        f"{what}: {sympy.sstr(expr)} is not linear in p and q; the exact LP "
+        "can only decide linear conditions (and products of linear factors)")

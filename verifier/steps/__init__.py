@@ -1,0 +1,58 @@
+"""Multi-step decoding, exactly: toy models, per-prefix step laws, decode composition,
+step verdicts and efficiency.  Built on :mod:`verifier.exact`.
+"""
+
+from __future__ import annotations
+
+from verifier.steps.decode import (
+    CacheDivergence,
+    Step,
+    decode_distribution,
+    step_law,
+    target_distribution,
+)
+from verifier.steps.efficiency import (
+    StepEfficiency,
+    acceptance_upper_bound,
+    draft_law_iid,
+    draft_law_without_replacement,
+    iid_acceptance,
+    iid_expected_tokens,
+    step_efficiency,
+)
+from verifier.steps.models import (
+    CachedModel,
+    ContextFreeModel,
+    RaisingModel,
+    RandomModel,
+    RecordingModel,
+    TableModel,
+    random_model_pair,
+)
+from verifier.steps.verdict import DecodeComparison, StepVerdict, check_step, compare_decodes
+
+__all__ = [
+    "CacheDivergence",
+    "CachedModel",
+    "ContextFreeModel",
+    "DecodeComparison",
+    "RaisingModel",
+    "RandomModel",
+    "RecordingModel",
+    "Step",
+    "StepEfficiency",
+    "StepVerdict",
+    "TableModel",
+    "acceptance_upper_bound",
+    "check_step",
+    "compare_decodes",
+    "decode_distribution",
+    "draft_law_iid",
+    "draft_law_without_replacement",
+    "iid_acceptance",
+    "iid_expected_tokens",
+    "random_model_pair",
+    "step_efficiency",
+    "step_law",
+    "target_distribution",
+]

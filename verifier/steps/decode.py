@@ -1,0 +1,371 @@
+"""The exact joint law of a multi-step decode, composed from per-prefix step laws.
+
+A decoding step is ``step(target, draft, prefix, rng) -> tuple[int, ...]``: it
+reads next-token laws from ``target(prefix)`` and ``draft(prefix)`` and returns
+the tokens it appends (at least one).  Running it repeatedly from the empty
+prefix emits a random sequence; :func:`decode_distribution` gives the exact law
+of its first ``horizon`` tokens.
+
+Instead of replaying whole decodes, the law of one step is enumerated once per
+reachable *state* (the prefix, plus the models' caches when they are stateful)
+and the states are composed level by level: a step always emits at least one
+token, so processing states by prefix length visits each exactly once.
+Tokens the step returns untouched stay lazy and are folded without branching;
+output beyond the horizon is cut off before folding, so a lazy token past the
+horizon is never expanded.  A model row whose prefix holds a token nobody has
+inspected yet is looked up only when read (see ``verifier.steps.models``), so
+drafts after a rejection are not branched on.  The per-prefix enumeration is
+:mod:`verifier.steps.enumeration`, with the random source of
+:mod:`verifier.exact.step_random`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from verifier.distribution import Distribution
+from verifier.errors import BudgetExceeded, InvalidArgument, SamplerRaised, Undecided
+from verifier.exact.tree import Budget
+from verifier.steps.enumeration import enumerate_step
+from verifier.steps.models import CachedModel, RecordingModel, StatefulModel
+
+__all__ = [
+    "CacheDivergence",
+    "DecodeRun",
+    "Step",
+    "decode_distribution",
+    "run_decode",
+    "step_law",
+    "target_distribution",
+]
+
+Prefix = tuple[int, ...]
+#: ``step(target, draft, prefix, rng) -> tuple of tokens``.
+Step = Callable[[Any, Any, Prefix, Any], Any]
+
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+
+
+@dataclass(frozen=True)
+class CacheDivergence:
+    """A stateful model whose cache did not hold exactly the emitted prefix after a step."""
+
+    model: str
+    prefix: Prefix
+    emitted: Prefix
+    cache: Prefix
+    probability: Fraction
+
+    def __str__(self) -> str:
+        return (f"after the step at prefix {self.prefix} emitted {self.emitted} "
+                f"(probability {self.probability}), the {self.model} cache held "
+                f"{self.cache} instead of {self.prefix + self.emitted}")
+
+
+class _Side:
+    """One model as the engine handles it: what the step gets, and how rows are recorded."""
+
+    def __init__(self, model: Any, name: str, vocab_size: int | None) -> None:
+        self.name = name
+        self.original = model
+        self.stateful = False
+        self.recorder: RecordingModel | None = None
+        if isinstance(model, CachedModel):
+            self.recorder = RecordingModel(model.model, name=name, vocab_size=vocab_size)
+            self.handed: Any = model.with_model(self.recorder)
+            self.stateful = True
+        elif isinstance(model, StatefulModel):
+            # A stateful model of the user's own: reset and read its cache, and
+            # record through its stateless view when it has one.
+            self.handed = model
+            self.stateful = True
+            if callable(model):
+                self.recorder = RecordingModel(model, name=name, vocab_size=vocab_size)
+        elif callable(model):
+            self.recorder = RecordingModel(model, name=name, vocab_size=vocab_size)
+            self.handed = self.recorder
+        else:
+            msg = (f"{name}={model!r} is not a model; give a callable prefix -> "
+                   "probabilities, or a stateful model such as verifier.steps.models.CachedModel")
+            raise InvalidArgument(msg)
+
+    @property
+    def rows(self) -> dict[Prefix, tuple[Fraction, ...]]:
+        return {} if self.recorder is None else self.recorder.asked
+
+    def witness_rows(self) -> dict[Prefix, tuple[Fraction, ...]]:
+        """The rows read, and those asked but never read (a concrete replay needs them)."""
+        return {} if self.recorder is None else self.recorder.witness_rows()
+
+    def cache(self) -> Prefix | None:
+        return tuple(self.handed.cache) if self.stateful else None
+
+    def start_cache(self) -> Prefix | None:
+        return () if self.stateful else None
+
+    def reset(self, cache: Prefix | None) -> None:
+        if self.stateful:
+            self.handed.reset(cache or ())
+
+
+@dataclass
+class DecodeRun:
+    """Everything one decode produced: the law, the rows asked, the cache check."""
+
+    law: Distribution
+    horizon: int
+    vocab_size: int
+    target_rows: dict[Prefix, tuple[Fraction, ...]]
+    draft_rows: dict[Prefix, tuple[Fraction, ...]]
+    divergence: CacheDivergence | None = None
+    #: Step laws enumerated: one per reachable state (prefix, and caches if stateful).
+    states: int = 0
+
+
+def _check_horizon(horizon: Any) -> int:
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        msg = f"horizon={horizon!r} must be an integer >= 1 (the number of tokens to decode)"
+        raise InvalidArgument(msg)
+    return horizon
+
+
+class _Clock:
+    """One time budget across the many enumerations of a decode."""
+
+    def __init__(self, budget: Budget | None) -> None:
+        self.budget = budget or Budget()
+        limit = self.budget.max_seconds
+        self.deadline = None if limit is None else time.monotonic() + limit
+
+    def next_budget(self, resolved: Fraction) -> Budget:
+        if self.deadline is None:
+            return self.budget
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            msg = f"decoding exceeded max_seconds={self.budget.max_seconds}"
+            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds")
+        return dataclasses.replace(self.budget, max_seconds=left)
+
+
+def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
+                    caches: tuple[Prefix | None, Prefix | None], budget: Budget,
+                    uniform_bits: int | None, vocab_size: int, keep: int | None
+                    ) -> dict[Hashable, Fraction]:
+    """The law of one step's output at one state, cut to ``keep`` tokens when stateless
+    (when stateful: ``(tokens, target cache, draft cache)``, never cut)."""
+    stateful = target.stateful or draft.stateful
+    t_handed, d_handed = target.handed, draft.handed
+
+    def run(rng: Any) -> Any:
+        if not stateful:
+            return step(t_handed, d_handed, prefix, rng)
+        target.reset(caches[0])
+        draft.reset(caches[1])
+        out = step(t_handed, d_handed, prefix, rng)
+        return (out, target.cache(), draft.cache())
+
+    context: dict[str, Any] = {"prefix": prefix}
+    if target.stateful:
+        context["target cache"] = caches[0]
+    if draft.stateful:
+        context["draft cache"] = caches[1]
+
+    def enumerate_(eager: bool) -> dict[Hashable, Fraction]:
+        try:
+            return enumerate_step(run, prefix=prefix, vocab_size=vocab_size,
+                                  keep=None if stateful else keep, stateful=stateful,
+                                  budget=budget, uniform_bits=uniform_bits, context=context,
+                                  eager=eager)
+        except SamplerRaised:
+            # A malformed model row is the caller's input error, not the step's fault.
+            for side in (target, draft):
+                if side.recorder is not None and side.recorder.error is not None:
+                    raise side.recorder.error from None
+            raise
+
+    try:
+        return enumerate_(eager=False)
+    except SamplerRaised as lazy_crash:
+        # Lazy tokens are proxies, not ints: ``isinstance(x, int)``, ``x.to_bytes``
+        # or a C extension may refuse them where a real token would do.  Replay
+        # with every drawn token fixed to a plain int; only a crash that survives
+        # that is the step's (reported as the lazy run saw it).
+        try:
+            return enumerate_(eager=True)
+        except SamplerRaised:
+            raise lazy_crash from lazy_crash.__cause__
+        except Undecided:
+            # The eager replay is costlier; when it cannot finish, the lazy crash
+            # stands unless it was plainly the proxy's (then nothing is known).
+            if any(name in str(lazy_crash) for name in ("LazyToken", "LazyUniform")):
+                raise
+            raise lazy_crash from lazy_crash.__cause__
+
+
+def _prepare(target: Any, draft: Any) -> tuple[_Side, _Side, int]:
+    if draft is None:
+        draft = target
+    t = _Side(target, "target", None)
+    if t.recorder is None:
+        msg = ("the target must answer target(prefix) so that its own law can be computed; "
+               f"{target!r} is stateful without a stateless view (CachedModel has one)")
+        raise InvalidArgument(msg)
+    vocab_size = len(t.recorder.row(()))
+    d = _Side(draft, "draft", vocab_size)
+    return t, d, vocab_size
+
+
+def run_decode(step: Step, target: Any, draft: Any, horizon: int, *,
+               budget: Budget | None = None, uniform_bits: int | None = None) -> DecodeRun:
+    """Decode exactly and keep the evidence (rows asked, cache check) with the law.
+
+    :func:`decode_distribution` returns only ``.law``; :func:`check_step`
+    uses the rest for its witness.
+    """
+    horizon = _check_horizon(horizon)
+    clock = _Clock(budget)
+    t, d, vocab_size = _prepare(target, draft)
+    run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
+    _compose(step, t, d, run, clock, uniform_bits)
+    return run
+
+
+def _compose(step: Step, t: _Side, d: _Side, run: DecodeRun, clock: _Clock,
+             uniform_bits: int | None) -> None:
+    horizon, vocab_size = run.horizon, run.vocab_size
+    start = (), t.start_cache(), d.start_cache()
+    levels: list[dict[tuple[Prefix, Prefix | None, Prefix | None], Fraction]] = \
+        [{} for _ in range(horizon)]
+    levels[0][start] = _ONE
+    final: dict[Hashable, Fraction] = {}
+    resolved = _ZERO
+    divergence: CacheDivergence | None = None
+    for length in range(horizon):
+        for state, mass in levels[length].items():
+            prefix, tc, dc = state
+            law = _enumerate_step(step, t, d, prefix, (tc, dc), clock.next_budget(resolved),
+                                  uniform_bits, vocab_size, horizon - length)
+            run.states += 1
+            for outcome, prob in law.items():
+                out: Prefix
+                if t.stateful or d.stateful:
+                    out, new_tc, new_dc = outcome  # type: ignore[misc]
+                else:
+                    out, new_tc, new_dc = outcome, None, None  # type: ignore[assignment]
+                emitted = prefix + out
+                weight = mass * prob
+                for side, cache in ((t, new_tc), (d, new_dc)):
+                    if side.stateful and cache != emitted:
+                        found = CacheDivergence(side.name, prefix, out, cache or (), weight)
+                        if divergence is None or _earlier(found, divergence):
+                            divergence = found
+                if len(emitted) >= horizon:
+                    key = emitted[:horizon]
+                    final[key] = final.get(key, _ZERO) + weight
+                    resolved += weight
+                else:
+                    nxt = levels[len(emitted)]
+                    new_state = (emitted, new_tc, new_dc)
+                    nxt[new_state] = nxt.get(new_state, _ZERO) + weight
+        levels[length] = {}
+    run.law = Distribution(final)
+    run.divergence = divergence
+
+
+def _earlier(a: CacheDivergence, b: CacheDivergence) -> bool:
+    ka = (len(a.prefix + a.emitted), a.prefix + a.emitted, a.model)
+    kb = (len(b.prefix + b.emitted), b.prefix + b.emitted, b.model)
+    return ka < kb
+
+
+def decode_distribution(step: Step, target: Any, draft: Any, horizon: int, *,
+                        budget: Budget | None = None,
+                        uniform_bits: int | None = None) -> Distribution:
+    """Exact joint law of the first ``horizon`` tokens emitted by running ``step`` repeatedly.
+
+    ``target`` and ``draft`` are models (callables ``prefix -> probabilities``)
+    or stateful :class:`~verifier.steps.models.CachedModel` objects.  The result maps
+    each tuple of ``horizon`` token ids to its probability.
+
+    Raises :class:`~verifier.errors.InvalidOutput` when the step returns an
+    empty tuple, a non-token or an id outside the vocabulary,
+    :class:`~verifier.errors.SamplerRaised` when it raises (the prefix is in
+    the error's context), :class:`~verifier.errors.InvalidDistribution` for a
+    malformed model row (naming the prefix), and
+    :class:`~verifier.errors.BudgetExceeded` when it does not finish.
+
+    >>> from verifier.steps.models import ContextFreeModel
+    >>> def plain(target, draft, prefix, rng):
+    ...     return (rng.categorical(target(prefix)),)
+    >>> decode_distribution(plain, ContextFreeModel(["1/3", "2/3"]), None, 2)
+    Distribution({(0, 0): 1/9, (0, 1): 2/9, (1, 0): 2/9, (1, 1): 4/9})
+    """
+    return run_decode(step, target, draft, horizon, budget=budget,
+                      uniform_bits=uniform_bits).law
+
+
+def step_law(step: Step, target: Any, draft: Any, prefix: Prefix = (), *,
+             budget: Budget | None = None, uniform_bits: int | None = None) -> Distribution:
+    """The exact law of the tuple one call of ``step`` emits at ``prefix`` (validated).
+
+    Stateful models start with their cache holding ``prefix``.
+    """
+    t, d, vocab_size = _prepare(target, draft)
+    prefix = tuple(prefix)
+    start = (prefix if t.stateful else None, prefix if d.stateful else None)
+    law = _enumerate_step(step, t, d, prefix, start, _Clock(budget).next_budget(_ZERO),
+                          uniform_bits, vocab_size, None)
+    out: dict[Hashable, Fraction] = {}
+    for outcome, prob in law.items():
+        emitted = outcome[0] if (t.stateful or d.stateful) else outcome  # type: ignore[index]
+        out[emitted] = out.get(emitted, _ZERO) + prob
+    return Distribution(out)
+
+
+def target_distribution(target: Any, horizon: int, *,
+                        budget: Budget | None = None) -> Distribution:
+    """The target's own joint law of its first ``horizon`` tokens (plain sampling).
+
+    >>> from verifier.steps.models import ContextFreeModel
+    >>> target_distribution(ContextFreeModel(["1/2", "1/2"]), 1)
+    Distribution({(0,): 1/2, (1,): 1/2})
+    """
+    horizon = _check_horizon(horizon)
+    side = _Side(target, "target", None)
+    if side.recorder is None:
+        msg = f"the target {target!r} has no stateless view target(prefix)"
+        raise InvalidArgument(msg)
+    return _target_law(side.recorder, horizon, _Clock(budget))
+
+
+def _target_law(recorder: RecordingModel, horizon: int, clock: _Clock) -> Distribution:
+    layer: dict[Prefix, Fraction] = {(): _ONE}
+    for _ in range(horizon):
+        nxt: dict[Prefix, Fraction] = {}
+        for prefix, mass in layer.items():
+            clock.next_budget(_ZERO)
+            try:
+                row = recorder.row(prefix)
+            except LookupError as exc:
+                msg = f"computing the target's own law: {exc}"
+                raise InvalidArgument(msg) from exc
+            for token, prob in enumerate(row):
+                if prob:
+                    nxt[(*prefix, token)] = mass * prob
+        layer = nxt
+    return Distribution(layer.items())
+
+
+def law_by_prefix(law: Mapping[Prefix, Fraction], length: int) -> dict[Prefix, Fraction]:
+    """Marginal law of the first ``length`` tokens of a law over sequences."""
+    out: dict[Prefix, Fraction] = {}
+    for seq, prob in law.items():
+        key = seq[:length]
+        out[key] = out.get(key, _ZERO) + prob
+    return out

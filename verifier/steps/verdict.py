@@ -1,0 +1,253 @@
+"""Comparing a decode's joint law with the target's, and the verdict on a step."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, final
+
+from verifier.distribution import Distribution
+from verifier.errors import SamplerFailure
+from verifier.exact.tree import Budget
+from verifier.exact.verdict import compare_laws
+from verifier.steps.decode import (
+    CacheDivergence,
+    DecodeRun,
+    Step,
+    _check_horizon,
+    _Clock,
+    _compose,
+    _prepare,
+    _target_law,
+    law_by_prefix,
+)
+from verifier.steps.models import format_prefix
+
+__all__ = ["DecodeComparison", "StepVerdict", "check_step", "compare_decodes"]
+
+Prefix = tuple[int, ...]
+_ZERO = Fraction(0)
+
+
+def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distribution:
+    """The law of the token after ``context`` given that the sequence starts with it."""
+    n = len(context)
+    mass: dict[Hashable, Fraction] = {}
+    for seq, prob in law.items():
+        if len(seq) > n and seq[:n] == context:
+            mass[seq[n]] = mass.get(seq[n], _ZERO) + prob
+    total = sum(mass.values(), _ZERO)
+    return Distribution({k: v / total for k, v in mass.items()}) if total else Distribution()
+
+
+@final
+@dataclass(frozen=True)
+class DecodeComparison:
+    """The exact comparison of a decode's joint law with the target's.
+
+    ``first_difference`` is the shortest sequence whose probability differs
+    (the laws agree on every shorter prefix), ``None`` when the laws are
+    equal; ``context`` is that sequence without its last token, and
+    ``expected_next`` / ``actual_next`` the two next-token laws after it.
+    """
+
+    expected: Distribution
+    actual: Distribution
+    vocab_size: int
+    difference: Mapping[Hashable, Fraction] = field(init=False)
+    tv: Fraction = field(init=False)
+    support_violation: Fraction = field(init=False)
+    invalid_mass: Fraction = field(init=False)
+    first_difference: Prefix | None = field(init=False)
+    first_expected: Fraction = field(init=False)
+    first_actual: Fraction = field(init=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        base = compare_laws(self.expected, self.actual, self.vocab_size)
+        set_(self, "difference", base.difference)
+        set_(self, "tv", base.tv)
+        set_(self, "support_violation", base.support_violation)
+        set_(self, "invalid_mass", base.invalid_mass)
+        first: Prefix | None = None
+        fe = fa = _ZERO
+        if base.difference:
+            longest = max(len(k) for k in (*self.expected, *self.actual))
+            for length in range(1, longest + 1):
+                e = law_by_prefix(self.expected, length)  # type: ignore[arg-type]
+                a = law_by_prefix(self.actual, length)  # type: ignore[arg-type]
+                differing = sorted(k for k in set(e) | set(a)
+                                   if e.get(k, _ZERO) != a.get(k, _ZERO))
+                if differing:
+                    first = differing[0]
+                    fe, fa = e.get(first, _ZERO), a.get(first, _ZERO)
+                    break
+        set_(self, "first_difference", first)
+        set_(self, "first_expected", fe)
+        set_(self, "first_actual", fa)
+
+    @property
+    def equal(self) -> bool:
+        return not self.difference
+
+    @property
+    def context(self) -> Prefix | None:
+        return None if self.first_difference is None else self.first_difference[:-1]
+
+    @property
+    def expected_next(self) -> Distribution | None:
+        ctx = self.context
+        return None if ctx is None else _conditional(self.expected, ctx)  # type: ignore[arg-type]
+
+    @property
+    def actual_next(self) -> Distribution | None:
+        ctx = self.context
+        return None if ctx is None else _conditional(self.actual, ctx)  # type: ignore[arg-type]
+
+
+def compare_decodes(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, Any],
+                    vocab_size: int) -> DecodeComparison:
+    """Compare two laws over token sequences (the target's and a decode's)."""
+    e = expected if isinstance(expected, Distribution) else Distribution(expected)
+    a = actual if isinstance(actual, Distribution) else Distribution(actual)
+    return DecodeComparison(e, a, vocab_size)
+
+
+def _signed(x: Fraction) -> str:
+    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
+
+
+@final
+@dataclass(frozen=True)
+class StepVerdict:
+    """Whether a decoding step preserved the target's joint law over ``horizon`` tokens.
+
+    ``passed`` only after the full exact comparison, with no cache divergence
+    and no crash.  ``target_rows`` / ``draft_rows`` hold every prefix the run
+    asked each model for (and the prefixes the target's own law needed),
+    including rows asked but never read, so that the step can be replayed
+    concretely on these tables (at most a couple of thousand such rows).
+    """
+
+    target: Any
+    draft: Any
+    horizon: int
+    vocab_size: int
+    comparison: DecodeComparison | None
+    crash: SamplerFailure | None = None
+    cache_divergence: CacheDivergence | None = None
+    target_rows: Mapping[Prefix, tuple[Fraction, ...]] = field(default_factory=dict)
+    draft_rows: Mapping[Prefix, tuple[Fraction, ...]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return (self.crash is None and self.cache_divergence is None
+                and self.comparison is not None and self.comparison.equal)
+
+    @property
+    def expected(self) -> Distribution | None:
+        return None if self.comparison is None else self.comparison.expected
+
+    @property
+    def actual(self) -> Distribution | None:
+        return None if self.comparison is None else self.comparison.actual
+
+    @property
+    def tv(self) -> Fraction | None:
+        return None if self.comparison is None else self.comparison.tv
+
+    @property
+    def reason(self) -> str:
+        """One line: why it failed (or that it preserves the target)."""
+        if self.crash is not None:
+            return f"crash on valid input: {str(self.crash).splitlines()[0]}"
+        parts = []
+        if self.cache_divergence is not None:
+            parts.append(f"cache not in step with the output: {self.cache_divergence}")
+        c = self.comparison
+        assert c is not None
+        if not c.equal:
+            first = c.first_difference
+            parts.append(f"joint law of {self.horizon} tokens biased, TV = {c.tv}; first "
+                         f"differs at {first}: expected {c.first_expected}, actual "
+                         f"{c.first_actual}")
+        return "; ".join(parts) or f"preserves the target's joint law over {self.horizon} tokens"
+
+    def table(self) -> str:
+        """The witness: each sequence with expected, actual and difference, exactly."""
+        rows = [("sequence", "expected", "actual", "actual - expected")]
+        if self.comparison is not None:
+            e, a = self.comparison.expected, self.comparison.actual
+            keys = list(e) + [k for k in a if k not in e]
+            for k in sorted(keys):  # type: ignore[type-var]
+                pe, pa = e.prob(k), a.prob(k)
+                rows.append((format_prefix(k), str(pe), str(pa), _signed(pa - pe)))  # type: ignore[arg-type]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def models_table(self) -> str:
+        """The model rows the run asked for, one prefix a line."""
+        lines = []
+        for name, rows in (("target", self.target_rows), ("draft", self.draft_rows)):
+            for prefix in sorted(rows):
+                row = ", ".join(str(x) for x in rows[prefix])
+                lines.append(f"{name}({format_prefix(prefix) or '()'}) = ({row})")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        """The witness as JSON-ready data: fractions as strings, prefixes as ``"0,1"``."""
+        def rows(table: Mapping[Prefix, tuple[Fraction, ...]]) -> dict[str, list[str]]:
+            return {format_prefix(k): [str(x) for x in table[k]] for k in sorted(table)}
+
+        def law(d: Distribution | None) -> dict[str, str]:
+            if d is None:
+                return {}
+            return {format_prefix(k): str(v) for k, v in d.items()}  # type: ignore[arg-type]
+
+        return {"target": rows(self.target_rows), "draft": rows(self.draft_rows),
+                "horizon": self.horizon, "expected": law(self.expected),
+                "actual": law(self.actual)}
+
+    def __str__(self) -> str:
+        head = "PASS" if self.passed else "FAIL"
+        text = f"{head}: {self.reason}\n{self.table()}"
+        if self.comparison is not None and self.comparison.context is not None:
+            c = self.comparison
+            text += (f"\nafter {c.context}: expected next-token law {dict(c.expected_next or {})}"
+                     f", actual {dict(c.actual_next or {})}")
+        if self.crash is not None:
+            text += "\n" + str(self.crash)
+        return text
+
+
+def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
+               budget: Budget | None = None, uniform_bits: int | None = None) -> StepVerdict:
+    """Decode exactly with ``step`` and compare the joint law with the target's own.
+
+    A step that raises, or returns something that is not a non-empty tuple
+    of token ids, gives a failing verdict with ``crash`` set; a stateful
+    model whose cache is not exactly the emitted prefix after some step sets
+    ``cache_divergence``.  Undecidable runs raise
+    :class:`~verifier.errors.Undecided`; malformed models raise
+    :class:`~verifier.errors.InvalidInput`.
+    """
+    horizon = _check_horizon(horizon)
+    clock = _Clock(budget)
+    t, d, vocab_size = _prepare(target, draft)
+    assert t.recorder is not None
+    expected = _target_law(t.recorder, horizon, clock)
+    run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
+
+    def verdict(comparison: DecodeComparison | None, crash: SamplerFailure | None = None
+                ) -> StepVerdict:
+        return StepVerdict(target, draft, horizon, vocab_size, comparison, crash,
+                           run.divergence, t.witness_rows(), d.witness_rows())
+
+    try:
+        _compose(step, t, d, run, clock, uniform_bits)
+    except SamplerFailure as failure:
+        return verdict(None, failure)
+    return verdict(compare_decodes(expected, run.law, vocab_size))
