@@ -41,6 +41,7 @@ from typing import Any, Literal, final
 
 from verifier.errors import InvalidArgument
 from verifier.numbers import as_distribution, to_fraction
+from verifier.validation import check_integer
 
 __all__ = [
     "MinP",
@@ -68,10 +69,7 @@ class Temperature:
     m: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1:
-            msg = (f"Temperature m={self.m!r} must be an integer >= 1 "
-                   "(temperature 1/m; other temperatures are not rational)")
-            raise InvalidArgument(msg)
+        check_integer(self.m, "Temperature m", min_value=1)
 
     def __call__(self, p: Sequence[Fraction]) -> Probs:
         return _normalise([x ** self.m for x in p])
@@ -88,9 +86,7 @@ class TopK:
     k: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            msg = f"TopK k={self.k!r} must be an integer >= 1"
-            raise InvalidArgument(msg)
+        check_integer(self.k, "TopK k", min_value=1)
 
     def __call__(self, p: Sequence[Fraction]) -> Probs:
         if self.k >= len(p):

@@ -42,6 +42,7 @@ from verifier.modes.symbolic.region import Constraint, Point, Space
 from verifier.modes.symbolic.result import Case, ProofResult
 from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
 from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue
+from verifier.validation import check_integer
 
 __all__ = ["prove"]
 
@@ -470,12 +471,8 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     >>> prove(textbook, 2).proved
     True
     """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        msg = f"vocab_size={vocab_size!r} must be a positive integer"
-        raise InvalidArgument(msg)
-    if not isinstance(max_cases, int) or max_cases < 1:
-        msg = f"max_cases={max_cases!r} must be a positive integer"
-        raise InvalidArgument(msg)
+    check_integer(vocab_size, "vocab_size", min_value=1)
+    check_integer(max_cases, "max_cases", min_value=1)
     if not callable(sampler):
         msg = f"sampler={sampler!r} must be callable as sampler(p, q, rng)"
         raise InvalidArgument(msg)
