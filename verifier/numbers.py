@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Final
 
@@ -75,12 +75,24 @@ def as_distribution(values: Iterable[Any], *, name: str = "p") -> tuple[Fraction
 
     Raises :class:`~verifier.errors.InvalidDistribution` naming ``name``.
     """
+    kind = type(values).__name__
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        msg = f"{name} must be a sequence of probabilities, got {type(values).__name__}"
+        msg = f"{name} must be a sequence of probabilities, got {kind}"
         raise InvalidDistribution(msg)
-    items: Sequence[Any] = values if isinstance(values, Sequence) else list(values)
     if hasattr(values, "tolist") and not isinstance(values, (list, tuple)):
-        items = values.tolist()
+        listed = values.tolist()
+        items: Sequence[Any] = listed if isinstance(listed, list) else [listed]
+    elif isinstance(values, Sequence):
+        items = values
+    else:
+        # A mapping iterates over its keys, a set has no order and a generator
+        # is used up by one reading: none of them is a probability vector.
+        msg = (f"{name} must be a sequence of probabilities (a list, tuple or 1-D array "
+               f"indexed by token id), got {kind}")
+        if isinstance(values, Mapping):
+            msg += ("; for a dict {token: probability}, pass "
+                    f"[{name}.get(i, 0) for i in range(V)]")
+        raise InvalidDistribution(msg)
     if len(items) == 0:
         msg = f"{name} is empty; a distribution needs a vocabulary of at least one token"
         raise InvalidDistribution(msg)
