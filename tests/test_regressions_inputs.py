@@ -39,3 +39,13 @@ def test_numpy_vectors_are_still_sequences():
 def test_pipeline_integers_refuse_bools_floats_and_strings(make, value):
     with pytest.raises(InvalidArgument, match=r"must be an integer >= 1"):
         make(value)
+
+
+def test_prove_on_a_step_is_a_usage_error(capsys):
+    from verifier.doors.cli import main
+
+    code = main(["prove", "counterexamples.chain_steps:chain", "--vocab-size", "2"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "is a decoding step" in err
+    assert "specexact audit counterexamples.chain_steps:chain" in err

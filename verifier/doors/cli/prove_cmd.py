@@ -6,6 +6,7 @@ import json
 import sys
 from typing import TextIO
 
+from verifier.doors.audit import detect_kind
 from verifier.doors.targets import load_target
 from verifier.errors import InvalidInput, SpecexactError, Undecided
 from verifier.modes.symbolic.prover import prove
@@ -27,6 +28,12 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
         return 2
     try:
         sampler = load_target(target)
+        if detect_kind(sampler) == "step":
+            _report(err, as_json, out, "error",
+                    f"specexact prove: {target} is a decoding step (target, draft, prefix, "
+                    "rng); prove handles single-position samplers fn(p, q, rng) only. "
+                    f"Search the step exactly instead: specexact audit {target}")
+            return 2
         result = prove(sampler, vocab_size)
     except Undecided as error:
         _report(err, as_json, out, "undecided", f"could not decide: {error}")
