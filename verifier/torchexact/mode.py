@@ -1,0 +1,82 @@
+"""The torch function mode that routes every torch call to the exact op table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from verifier.torchexact.ops_elementwise import where
+from verifier.torchexact.ops_shape import t_, write_into
+from verifier.torchexact.optable import INPLACE_ONLY, OPS, PROPERTIES
+from verifier.torchexact.tensor import ExactTensor, as_exact
+from verifier.torchexact.values import unsupported
+
+__all__ = ["ExactMode"]
+
+_AUGMENTED = {
+    "__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div",
+    "__idiv__": "div", "__ifloordiv__": "floor_divide", "__imod__": "remainder",
+    "__ipow__": "pow", "__iand__": "bitwise_and", "__ior__": "bitwise_or",
+    "__ixor__": "bitwise_xor",
+}
+
+
+def _op_name(func: Any) -> str:
+    qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    module = getattr(func, "__module__", None)
+    return f"{module}.{qual}" if module and "Tensor" not in qual else str(qual)
+
+
+class ExactMode(TorchFunctionMode):
+    """Every torch function and Tensor method, on exact tensors."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        kwargs = dict(kwargs or {})
+        if kwargs.get("out") is not None:
+            raise unsupported(f"{_op_name(func)} with out=")
+        kwargs.pop("out", None)
+        name = getattr(func, "__name__", None)
+        if name == "__get__":
+            return _property(func, args)
+        if name == "__set__":
+            raise unsupported(f"setting Tensor.{func.__self__.__name__}")
+        if func is torch.Tensor.where:
+            self_, condition, other = args[0], args[1], args[2] if len(args) > 2 \
+                else kwargs["other"]
+            return where(condition, self_, other)
+        if name == "__hash__":
+            return object.__hash__(args[0])
+        if name is None:
+            raise unsupported(f"the torch operation {func!r}")
+        impl = OPS.get(name)
+        if impl is not None:
+            return impl(*args, **kwargs)
+        base = _AUGMENTED.get(name)
+        if base is None and name.endswith("_") and not name.startswith("_") \
+                and name not in INPLACE_ONLY:
+            base = name[:-1]
+        if base is not None and base in OPS:
+            target = args[0]
+            if not isinstance(target, ExactTensor):
+                raise unsupported(f"{name} on a tensor made outside exact mode")
+            result = OPS[base](*args, **kwargs)
+            return write_into(target, result)
+        raise unsupported(f"the torch operation {_op_name(func)} (not in the exact op "
+                          "table of verifier.torchexact.optable)")
+
+
+def _property(func: Any, args: Any) -> Any:
+    prop = func.__self__.__name__
+    self_ = args[0]
+    if prop in PROPERTIES:
+        return func(*args)
+    if prop in ("T", "mT"):
+        return t_(self_)
+    if prop == "data":
+        return as_exact(self_)
+    if prop == "grad":
+        return None
+    raise unsupported(f"the Tensor attribute {prop}")

@@ -1,0 +1,558 @@
+"""Elementwise torch ops on exact tensors: arithmetic, comparisons, exp/log, clamp, where."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import torch
+
+from verifier.random_source import LazyToken
+from verifier.torchexact.tensor import (
+    ExactTensor,
+    as_exact,
+    cast,
+    convert,
+    is_float,
+    make,
+    result_dtype,
+    scalar_operand,
+)
+from verifier.torchexact.values import (
+    LogE,
+    LogR,
+    Race,
+    Scaled,
+    Special,
+    Unif,
+    Uninit,
+    describe,
+    unsupported,
+)
+
+__all__ = ["BINARY", "UNARY", "binary", "operand_array", "unary"]
+
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+
+
+def operand_array(x: Any, dtype: torch.dtype) -> np.ndarray[Any, Any]:
+    """``x`` (tensor or scalar) as an object array of ``dtype`` elements."""
+    if isinstance(x, torch.Tensor):
+        t = cast(as_exact(x), dtype)
+        return t.arr
+    return _as_array(scalar_operand(x, dtype))
+
+
+def _as_array(out: Any) -> np.ndarray[Any, Any]:
+    if isinstance(out, np.ndarray):
+        return out.astype(object, copy=False)
+    arr = np.empty((), dtype=object)
+    arr[()] = out
+    return arr
+
+
+def binary(fn: Callable[[Any, Any], Any], x: Any, y: Any, *,
+           operand_dtype: torch.dtype | None = None,
+           out_dtype: torch.dtype | None = None) -> ExactTensor:
+    dt = operand_dtype or result_dtype(x, y)
+    ax = operand_array(x, dt)
+    ay = operand_array(y, dt)
+    out = np.frompyfunc(fn, 2, 1)(ax, ay)
+    return make(_as_array(out), out_dtype or dt)
+
+
+def unary(fn: Callable[[Any], Any], x: Any, out_dtype: torch.dtype | None = None,
+          operand_dtype: torch.dtype | None = None) -> ExactTensor:
+    t = as_exact(x)
+    if operand_dtype is not None:
+        t = cast(t, operand_dtype)
+    out = np.frompyfunc(fn, 1, 1)(t.arr)
+    return make(_as_array(out), out_dtype or t.dtype)
+
+
+def _float_dtype(*xs: Any) -> torch.dtype:
+    dt = result_dtype(*xs)
+    return dt if is_float(dt) else torch.get_default_dtype()
+
+
+# --------------------------------------------------------------------------
+# Scalar kernels
+# --------------------------------------------------------------------------
+
+
+def _is_rational(x: Any) -> bool:
+    return isinstance(x, (Fraction, int)) and not isinstance(x, bool)
+
+
+def div_scalar(a: Any, b: Any) -> Any:
+    if isinstance(a, LazyToken):
+        a = a.value()
+    if isinstance(b, LazyToken):
+        b = b.value()
+    if _is_rational(b) and b == 0:
+        if _is_rational(a):
+            if a == 0:
+                return Special.make(math.nan, "0/0 (division)")
+            return Special.make(math.copysign(math.inf, a), "division by zero")
+        if isinstance(a, LogR):
+            return a / b
+    if _is_rational(a) and _is_rational(b):
+        return Fraction(a) / Fraction(b)
+    if isinstance(a, Special) and _is_rational(b):
+        return a / Fraction(b)
+    return a / b
+
+
+def _add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return a - b
+
+
+def _mul(a: Any, b: Any) -> Any:
+    return a * b
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if _is_rational(a) and isinstance(b, (int, Fraction)) and Fraction(b).denominator == 1:
+        e = int(b)
+        if a == 0 and e < 0:
+            return Special.make(math.inf, "0 ** negative")
+        return Fraction(a) ** e
+    if isinstance(a, LogR) and _is_rational(b):
+        return unsupported(f"log({a.r}) ** {b}")
+    raise unsupported(f"{describe(a)} ** {describe(b)} (only integer powers of rationals)")
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    if _is_rational(b) and b == 0:
+        raise unsupported("integer floor division by zero")
+    return a // b
+
+
+def _mod(a: Any, b: Any) -> Any:
+    if _is_rational(b) and b == 0:
+        raise unsupported("remainder by zero")
+    return a % b
+
+
+def _nan_first(a: Any, b: Any) -> Any | None:
+    for v in (a, b):
+        if isinstance(v, Uninit):
+            return v
+    for v in (a, b):
+        if isinstance(v, Special) and v.is_nan:
+            return v
+    return None
+
+
+def maximum_scalar(a: Any, b: Any) -> Any:
+    first = _nan_first(a, b)
+    if first is not None:
+        return first
+    return b if bool(b > a) else a
+
+
+def minimum_scalar(a: Any, b: Any) -> Any:
+    first = _nan_first(a, b)
+    if first is not None:
+        return first
+    return b if bool(b < a) else a
+
+
+def _cmp(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def kernel(a: Any, b: Any) -> Any:
+        r = op(a, b)
+        return r if isinstance(r, Uninit) else bool(r)
+
+    return kernel
+
+
+def _logical(op: Callable[[bool, bool], bool]) -> Callable[[Any, Any], Any]:
+    def kernel(a: Any, b: Any) -> Any:
+        for v in (a, b):
+            if isinstance(v, Uninit):
+                return v
+        return op(bool(convert(a, torch.bool)), bool(convert(b, torch.bool)))
+
+    return kernel
+
+
+def exp_scalar(x: Any) -> Any:
+    if isinstance(x, LogR):
+        return x.r
+    if _is_rational(x):
+        if x == 0:
+            return _ONE
+        raise unsupported(f"exp({x}): e to a nonzero rational is irrational (exp is exact "
+                          "only on exact logs, e.g. logits that are log-probabilities)")
+    if isinstance(x, Special):
+        if x.is_nan or x.value > 0:
+            return x
+        return _ZERO
+    if isinstance(x, LogE):
+        return x.exp()
+    if isinstance(x, Uninit):
+        return x
+    raise unsupported(f"exp of {describe(x)}")
+
+
+def log_scalar(x: Any) -> Any:
+    if _is_rational(x):
+        if x > 0:
+            return LogR.of(Fraction(x))
+        if x == 0:
+            return Special.make(-math.inf, "log(0)")
+        return Special.make(math.nan, "log of a negative number")
+    if isinstance(x, Special):
+        if x.is_nan or x.value > 0:
+            return x
+        return Special.make(math.nan, "log(-inf)", x)
+    if isinstance(x, Unif):
+        return _log_uniform(x)
+    if isinstance(x, (Scaled, Race)):
+        return x.log()
+    if isinstance(x, Uninit):
+        return x
+    raise unsupported(f"log of {describe(x)}")
+
+
+def _log_uniform(x: Unif) -> Any:
+    """log(u) or log(1 - u) of a fresh uniform: minus an Exp(1) draw.
+
+    The grid uniform is idealised as continuous here: -log(u) of a 2**-K grid
+    is an exponential only up to rounding of order 2**-K.
+    """
+    from verifier.torchexact.session import current_session
+
+    rec = x.rec
+    if (x.a, x.b) not in ((_ONE, _ZERO), (-_ONE, _ONE)):
+        raise unsupported(f"log({x!r}): only log(u) and log(1 - u) of a uniform are "
+                          "modelled (as minus an exponential)")
+    if rec.compared or rec.noise:
+        raise unsupported("log of a uniform that was also compared or already used as "
+                          "noise (the two uses are dependent)")
+    rec.noise = True
+    noise = current_session().new_noise(f"-log(u{rec.index})")
+    return Scaled(noise, -_ONE)
+
+
+def _neg(x: Any) -> Any:
+    if isinstance(x, bool):
+        raise unsupported("negation of a bool tensor (torch raises)")
+    return -x
+
+
+def _abs(x: Any) -> Any:
+    return abs(x)
+
+
+def sqrt_scalar(x: Any) -> Any:
+    if _is_rational(x) and x >= 0:
+        f = Fraction(x)
+        n, d = math.isqrt(f.numerator), math.isqrt(f.denominator)
+        if n * n == f.numerator and d * d == f.denominator:
+            return Fraction(n, d)
+        raise unsupported(f"sqrt({f}) (irrational)")
+    if isinstance(x, Special) and (x.is_nan or x.value > 0):
+        return x
+    if isinstance(x, Uninit):
+        return x
+    if _is_rational(x) or isinstance(x, Special):
+        return Special.make(math.nan, "sqrt of a negative number")
+    raise unsupported(f"sqrt of {describe(x)}")
+
+
+def _reciprocal(x: Any) -> Any:
+    return div_scalar(_ONE, x)
+
+
+def _sign(x: Any) -> Any:
+    if isinstance(x, (Uninit,)):
+        return x
+    if isinstance(x, Special):
+        return x if x.is_nan else Fraction(1 if x.value > 0 else -1)
+    return Fraction(int(x > 0) - int(x < 0))
+
+
+def _isnan(x: Any) -> Any:
+    return x if isinstance(x, Uninit) else isinstance(x, Special) and x.is_nan
+
+
+def _isinf(x: Any) -> Any:
+    return x if isinstance(x, Uninit) else isinstance(x, Special) and not x.is_nan
+
+
+def _isfinite(x: Any) -> Any:
+    return x if isinstance(x, Uninit) else not isinstance(x, Special)
+
+
+def _logical_not(x: Any) -> Any:
+    return x if isinstance(x, Uninit) else not convert(x, torch.bool)
+
+
+# --------------------------------------------------------------------------
+# Ops (torch signatures)
+# --------------------------------------------------------------------------
+
+
+def _alpha(other: Any, alpha: Any) -> Any:
+    if alpha == 1:
+        return other
+    return binary(_mul, other, alpha)
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
+    return binary(_add, input, _alpha(other, alpha))
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
+    return binary(_sub, input, _alpha(other, alpha))
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> ExactTensor:
+    return binary(_sub, other, _alpha(input, alpha))
+
+
+def mul(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
+    return binary(_mul, input, other)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None,
+        out: Any = None) -> ExactTensor:
+    if rounding_mode is not None:
+        if rounding_mode == "floor":
+            return binary(_floordiv, input, other)
+        raise unsupported(f"div with rounding_mode={rounding_mode!r}")
+    return binary(div_scalar, input, other, operand_dtype=_float_dtype(input, other))
+
+
+def rdiv(input: Any, other: Any) -> ExactTensor:
+    return div(other, input)
+
+
+def floor_divide(input: Any, other: Any) -> ExactTensor:
+    return binary(_floordiv, input, other)
+
+
+def remainder(input: Any, other: Any) -> ExactTensor:
+    return binary(_mod, input, other)
+
+
+def pow_(input: Any, exponent: Any) -> ExactTensor:
+    return binary(_pow, input, exponent)
+
+
+def rpow(input: Any, other: Any) -> ExactTensor:
+    return binary(_pow, other, input)
+
+
+def maximum(input: Any, other: Any) -> ExactTensor:
+    return binary(maximum_scalar, input, other)
+
+
+def minimum(input: Any, other: Any) -> ExactTensor:
+    return binary(minimum_scalar, input, other)
+
+
+def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
+    kernel = _cmp(op)
+
+    def fn(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
+        return binary(kernel, input, other, out_dtype=torch.bool)
+
+    return fn
+
+
+def logical(op: Callable[[bool, bool], bool]) -> Callable[..., ExactTensor]:
+    kernel = _logical(op)
+
+    def fn(input: Any, other: Any) -> ExactTensor:
+        return binary(kernel, input, other, out_dtype=torch.bool)
+
+    return fn
+
+
+def bitwise(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
+    def fn(input: Any, other: Any) -> ExactTensor:
+        dt = result_dtype(input, other)
+        if dt == torch.bool:
+            return logical(op)(input, other)
+        if is_float(dt):
+            raise unsupported("bitwise operation on a float tensor (torch raises)")
+        return binary(op, input, other)
+
+    return fn
+
+
+def bitwise_not(input: Any) -> ExactTensor:
+    t = as_exact(input)
+    if t.dtype == torch.bool:
+        return unary(_logical_not, t)
+    if is_float(t.dtype):
+        raise unsupported("~ on a float tensor (torch raises)")
+    return unary(operator.invert, t)
+
+
+def logical_not(input: Any) -> ExactTensor:
+    return unary(_logical_not, input, out_dtype=torch.bool)
+
+
+def neg(input: Any) -> ExactTensor:
+    return unary(_neg, input)
+
+
+def pos(input: Any) -> ExactTensor:
+    return as_exact(input)
+
+
+def abs_(input: Any) -> ExactTensor:
+    return unary(_abs, input)
+
+
+def _float_unary(kernel: Callable[[Any], Any]) -> Callable[..., ExactTensor]:
+    def fn(input: Any, *, out: Any = None) -> ExactTensor:
+        t = as_exact(input)
+        dt = t.dtype if is_float(t.dtype) else torch.get_default_dtype()
+        return unary(kernel, t, out_dtype=dt, operand_dtype=dt)
+
+    return fn
+
+
+exp = _float_unary(exp_scalar)
+log = _float_unary(log_scalar)
+sqrt = _float_unary(sqrt_scalar)
+reciprocal = _float_unary(_reciprocal)
+
+
+def sign(input: Any) -> ExactTensor:
+    return unary(_sign, input)
+
+
+def isnan(input: Any) -> ExactTensor:
+    return unary(_isnan, input, out_dtype=torch.bool)
+
+
+def isinf(input: Any) -> ExactTensor:
+    return unary(_isinf, input, out_dtype=torch.bool)
+
+
+def isfinite(input: Any) -> ExactTensor:
+    return unary(_isfinite, input, out_dtype=torch.bool)
+
+
+def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> ExactTensor:
+    t = as_exact(input)
+    dt = result_dtype(t, *(v for v in (min, max) if v is not None))
+    out_t = cast(t, dt)
+    if min is not None:
+        out_t = binary(_clamp_low, out_t, min, operand_dtype=dt)
+    if max is not None:
+        out_t = binary(_clamp_high, out_t, max, operand_dtype=dt)
+    return out_t
+
+
+def _clamp_low(x: Any, lo: Any) -> Any:
+    first = _nan_first(x, lo)
+    if first is not None:
+        return first
+    return lo if bool(x < lo) else x
+
+
+def _clamp_high(x: Any, hi: Any) -> Any:
+    first = _nan_first(x, hi)
+    if first is not None:
+        return first
+    return hi if bool(x > hi) else x
+
+
+def clamp_min(input: Any, min: Any) -> ExactTensor:
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Any, max: Any) -> ExactTensor:
+    return clamp(input, max=max)
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    if input is None and other is None:
+        from verifier.torchexact.ops_shape import nonzero
+        return nonzero(condition, as_tuple=True)
+    cond = as_exact(condition)
+    dt = result_dtype(input, other)
+    a = operand_array(input, dt)
+    b = operand_array(other, dt)
+
+    def pick(c: Any, x: Any, y: Any) -> Any:
+        if isinstance(c, Uninit):
+            return c
+        return x if bool(convert(c, torch.bool)) else y
+
+    out = np.frompyfunc(pick, 3, 1)(cond.arr, a, b)
+    return make(_as_array(out), dt)
+
+
+def masked_fill(input: Any, mask: Any, value: Any) -> ExactTensor:
+    """``input`` with ``value`` where ``mask`` holds; keeps ``input``'s dtype, as torch."""
+    t = as_exact(input)
+    if isinstance(value, torch.Tensor):
+        v = as_exact(value)
+        if v.arr.size != 1:
+            raise unsupported("masked_fill with a multi-element value tensor")
+        val = convert(v.arr.reshape(-1)[0], t.dtype)
+    else:
+        val = scalar_operand(value, t.dtype)
+    fill = np.empty((), dtype=object)
+    fill[()] = val
+
+    def pick(c: Any, x: Any, y: Any) -> Any:
+        if isinstance(c, Uninit):
+            return c
+        return x if bool(convert(c, torch.bool)) else y
+
+    out = np.frompyfunc(pick, 3, 1)(as_exact(mask).arr, fill, t.arr)
+    return make(_as_array(out), t.dtype)
+
+
+UNARY: dict[str, Callable[..., Any]] = {
+    "neg": neg, "negative": neg, "__neg__": neg, "__pos__": pos, "positive": pos,
+    "abs": abs_, "__abs__": abs_, "exp": exp, "log": log, "sqrt": sqrt,
+    "reciprocal": reciprocal, "sign": sign, "isnan": isnan, "isinf": isinf,
+    "isfinite": isfinite, "logical_not": logical_not, "bitwise_not": bitwise_not,
+    "__invert__": bitwise_not,
+}
+
+BINARY: dict[str, Callable[..., Any]] = {
+    "add": add, "__add__": add, "__radd__": add, "sub": sub, "subtract": sub,
+    "__sub__": sub, "__rsub__": rsub, "rsub": rsub, "mul": mul, "multiply": mul,
+    "__mul__": mul, "__rmul__": mul, "div": div, "divide": div, "true_divide": div,
+    "__truediv__": div, "__div__": div, "__rtruediv__": rdiv, "__rdiv__": rdiv,
+    "floor_divide": floor_divide, "__floordiv__": floor_divide,
+    "__rfloordiv__": lambda a, b: floor_divide(b, a), "remainder": remainder,
+    "__mod__": remainder, "pow": pow_, "__pow__": pow_, "__rpow__": rpow,
+    "maximum": maximum, "minimum": minimum, "fmax": maximum, "fmin": minimum,
+    "lt": compare(operator.lt), "less": compare(operator.lt), "__lt__": compare(operator.lt),
+    "le": compare(operator.le), "less_equal": compare(operator.le),
+    "__le__": compare(operator.le), "gt": compare(operator.gt),
+    "greater": compare(operator.gt), "__gt__": compare(operator.gt),
+    "ge": compare(operator.ge), "greater_equal": compare(operator.ge),
+    "__ge__": compare(operator.ge), "eq": compare(operator.eq), "__eq__": compare(operator.eq),
+    "ne": compare(operator.ne), "not_equal": compare(operator.ne),
+    "__ne__": compare(operator.ne),
+    "logical_and": logical(operator.and_), "logical_or": logical(operator.or_),
+    "logical_xor": logical(operator.xor),
+    "bitwise_and": bitwise(operator.and_), "__and__": bitwise(operator.and_),
+    "__rand__": bitwise(operator.and_), "bitwise_or": bitwise(operator.or_),
+    "__or__": bitwise(operator.or_), "__ror__": bitwise(operator.or_),
+    "bitwise_xor": bitwise(operator.xor), "__xor__": bitwise(operator.xor),
+    "__rxor__": bitwise(operator.xor),
+    "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "where": where, "masked_fill": masked_fill,
+}

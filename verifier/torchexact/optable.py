@@ -1,0 +1,38 @@
+"""The supported-op table: every torch function or Tensor method exact mode runs.
+
+``OPS`` maps a name (as ``func.__name__`` spells it: ``add``, ``__getitem__``,
+``softmax``...) to its exact implementation; ``add_``-style in-place variants
+of any entry are derived.  ``PROPERTIES`` lists the Tensor attributes served
+from the real metadata.  Anything else raises
+:class:`~verifier.errors.UnsupportedOperation` naming the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from verifier.torchexact.ops_elementwise import BINARY, UNARY
+from verifier.torchexact.ops_random import RANDOM
+from verifier.torchexact.ops_reduce import REDUCE
+from verifier.torchexact.ops_shape import SHAPE
+
+__all__ = ["INPLACE_ONLY", "OPS", "PROPERTIES", "supported_ops"]
+
+OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **RANDOM}
+
+#: In-place ops that are not ``op`` + write-back.
+INPLACE_ONLY: frozenset[str] = frozenset(
+    {"uniform_", "exponential_", "copy_", "fill_", "zero_", "index_put_", "scatter_",
+     "requires_grad_"})
+
+#: Tensor attributes answered from the wrapper's real metadata.
+PROPERTIES: frozenset[str] = frozenset(
+    {"shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "layout", "requires_grad",
+     "is_leaf", "is_sparse", "is_quantized", "is_meta", "names", "itemsize"})
+
+
+def supported_ops() -> list[str]:
+    """Sorted public names of the table (for documentation)."""
+    return sorted({*OPS, *(f"{n}_" for n in OPS if n.isidentifier() and not n.startswith("_")
+                           and not n.endswith("_")), *PROPERTIES, "T", "finfo"})
