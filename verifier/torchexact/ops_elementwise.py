@@ -24,6 +24,7 @@ from verifier.torchexact.tensor import (
 )
 from verifier.torchexact.values import (
     LogE,
+    NanFlag,
     LogR,
     Race,
     Scaled,
@@ -62,7 +63,8 @@ def binary(fn: Callable[[Any, Any], Any], x: Any, y: Any, *,
     dt = operand_dtype or result_dtype(x, y)
     ax = operand_array(x, dt)
     ay = operand_array(y, dt)
-    out = np.frompyfunc(fn, 2, 1)(ax, ay)
+    with np.errstate(all="ignore"):  # inf/nan arithmetic is modelled, not an error
+        out = np.frompyfunc(fn, 2, 1)(ax, ay)
     return make(_as_array(out), out_dtype or dt)
 
 
@@ -71,7 +73,8 @@ def unary(fn: Callable[[Any], Any], x: Any, out_dtype: torch.dtype | None = None
     t = as_exact(x)
     if operand_dtype is not None:
         t = cast(t, operand_dtype)
-    out = np.frompyfunc(fn, 1, 1)(t.arr)
+    with np.errstate(all="ignore"):
+        out = np.frompyfunc(fn, 1, 1)(t.arr)
     return make(_as_array(out), out_dtype or t.dtype)
 
 
@@ -170,7 +173,12 @@ def minimum_scalar(a: Any, b: Any) -> Any:
 def _cmp(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def kernel(a: Any, b: Any) -> Any:
         r = op(a, b)
-        return r if isinstance(r, Uninit) else bool(r)
+        if isinstance(r, Uninit):
+            return r
+        for v in (a, b):
+            if isinstance(v, Special) and v.is_nan:
+                return NanFlag(bool(r), v.origin)
+        return bool(r)
 
     return kernel
 

@@ -136,7 +136,9 @@ def _index_part(i: Any) -> Any:
     if isinstance(i, ExactTensor) or isinstance(i, torch.Tensor):
         t = as_exact(i)
         if t.dtype == torch.bool:
-            vals = [bool(read_scalar(v, "a boolean mask")) for v in t.arr.reshape(-1)]
+            vals = [bool(convert(read_scalar(v, "a boolean mask")
+                                 if isinstance(v, Uninit) else v, torch.bool))
+                    for v in t.arr.reshape(-1)]
             return np.array(vals, dtype=bool).reshape(t.arr.shape)
         if is_float(t.dtype):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")

@@ -20,6 +20,7 @@ import torch
 from verifier.random_source import LazyToken
 from verifier.torchexact.values import (
     LogR,
+    NanFlag,
     NonFiniteValue,
     Special,
     Unif,
@@ -128,6 +129,8 @@ def convert(x: Any, dtype: torch.dtype) -> Any:
     """Convert one element to ``dtype`` the way ``Tensor.to`` does."""
     if isinstance(x, Uninit):
         return x
+    if isinstance(x, NanFlag):
+        x = x.value
     if dtype == torch.bool:
         if isinstance(x, bool):
             return x
@@ -299,4 +302,7 @@ def read_scalar(x: Any, what: str) -> Any:
     if isinstance(x, Special):
         raise NonFiniteValue(f"{x.value} that arose from {x.origin} reached {what} "
                              f"at {user_location()}")
+    if isinstance(x, NanFlag):
+        raise NonFiniteValue(f"a comparison with nan (the nan arose from {x.origin}) "
+                             f"reached {what} at {user_location()}")
     return x

@@ -1,10 +1,11 @@
 """Compiled and decorated torch functions run as plain Python under exact mode.
 
-``torch.jit.script`` functions keep the original Python function
-(``ScriptFunction`` has no ``__wrapped__`` but scripted functions are made
-from one we can find through ``__original_fn``/``_torchdynamo_orig_callable``);
-``torch.compile``, ``torch.no_grad`` and ``torch.inference_mode`` wrappers
-expose ``__wrapped__``.  The wrapped Python function is what gets enumerated.
+A ``torch.jit.script`` function keeps its Python source function as
+``_torchdynamo_inline``; ``torch.compile`` wrappers expose
+``_torchdynamo_orig_callable`` and ``__wrapped__``; ``torch.no_grad`` and
+``torch.inference_mode`` decorators expose ``__wrapped__``.  The innermost
+Python function is what gets enumerated.  Only the function handed to
+specexact is unwrapped: a scripted helper it calls internally is not.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 __all__ = ["unwrap"]
 
-_ATTRS = ("_torchdynamo_orig_callable", "__original_fn", "__wrapped__", "_orig_mod")
+_ATTRS = ("_torchdynamo_orig_callable", "_torchdynamo_inline", "__wrapped__", "_orig_mod")
 
 
 def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:

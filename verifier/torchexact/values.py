@@ -39,6 +39,7 @@ from verifier.random_source import ExactRandom, LazyToken, LazyUniform
 __all__ = [
     "LogR",
     "NoiseRecord",
+    "NanFlag",
     "NonFiniteValue",
     "Opaque",
     "Race",
@@ -157,8 +158,7 @@ class Special:
         else:
             # A finite operand matters to inf/nan arithmetic only through its sign
             # and whether it is zero (for * and /), or not at all (for + and -).
-            s = _sign(other)
-            o = 0.0 if op in ("+", "-") else float(s)
+            o = 0.0 if op in ("+", "-") else float(_sign(other))
         a, b = (o, self.value) if reflected else (self.value, o)
         if op == "/" and b == 0.0:
             value = math.copysign(math.inf, a) if a == a else math.nan
@@ -778,3 +778,17 @@ class Opaque(_Noise):
 
     def __repr__(self) -> str:
         return "<value of a noise race (not modelled)>"
+
+
+class NanFlag:
+    """The bool of a comparison with NaN: usable as torch's False (or True for !=),
+    but reading it into a Python branch is a finding."""
+
+    __slots__ = ("origin", "value")
+
+    def __init__(self, value: bool, origin: str) -> None:
+        self.value = value
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"{self.value} (comparison with nan from {self.origin})"
