@@ -53,7 +53,7 @@ class ExactMode(TorchFunctionMode):
             raise unsupported(f"the torch operation {func!r}")
         impl = OPS.get(name)
         if impl is not None:
-            return impl(*args, **kwargs)
+            return _call(impl, name, args, kwargs)
         base = _AUGMENTED.get(name)
         if base is None and name.endswith("_") and not name.startswith("_") \
                 and name not in INPLACE_ONLY:
@@ -62,10 +62,27 @@ class ExactMode(TorchFunctionMode):
             target = args[0]
             if not isinstance(target, ExactTensor):
                 raise unsupported(f"{name} on a tensor made outside exact mode")
-            result = OPS[base](*args, **kwargs)
+            result = _call(OPS[base], base, args, kwargs)
             return write_into(target, result)
         raise unsupported(f"the torch operation {_op_name(func)} (not in the exact op "
                           "table of verifier.torchexact.optable)")
+
+
+def _call(impl: Any, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+    try:
+        return impl(*args, **kwargs)
+    except TypeError as error:
+        if error.__traceback__ is not None and error.__traceback__.tb_next is None:
+            # The arguments did not bind to the exact implementation: a call form
+            # the table does not support, not a crash of the code under test.
+            raise unsupported(f"torch.{name} called as ({_shape_of_call(args, kwargs)}): "
+                              f"{error}") from error
+        raise
+
+
+def _shape_of_call(args: Any, kwargs: dict[str, Any]) -> str:
+    parts = [type(a).__name__ for a in args] + [f"{k}=" for k in kwargs]
+    return ", ".join(parts)
 
 
 def _property(func: Any, args: Any) -> Any:

@@ -9,7 +9,6 @@ from the generator stream of :class:`~verifier.torchexact.session.Session`.
 
 from __future__ import annotations
 
-import operator
 from fractions import Fraction
 from typing import Any
 
@@ -20,6 +19,7 @@ from verifier.torchexact.session import current_session
 from verifier.torchexact.tensor import (
     ExactTensor,
     as_exact,
+    as_int,
     is_float,
     make,
     read_scalar,
@@ -46,7 +46,7 @@ _ONE = Fraction(1)
 def _shape(size: Any) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
         size = tuple(size[0])
-    return tuple(operator.index(s) for s in size)
+    return tuple(as_int(s) for s in size)
 
 
 def _fill(shape: tuple[int, ...], values: list[Any], dtype: torch.dtype) -> ExactTensor:
@@ -109,7 +109,7 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     shapes = [a for a in args if isinstance(a, (tuple, list, torch.Size))]
     shape = _shape((size if size is not None else shapes[0],))
     low, high = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
-    low, high = operator.index(kwargs.get("low", low)), operator.index(kwargs.get("high", high))
+    low, high = as_int(kwargs.get("low", low)), as_int(kwargs.get("high", high))
     s = current_session()
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     weights = [_ONE] * (high - low)
@@ -146,7 +146,7 @@ def multinomial(input: Any, num_samples: Any, replacement: bool = False, *,
     t = as_exact(input)
     if not is_float(t.dtype):
         raise RuntimeError("multinomial only supports floating-point dtypes for input")
-    n = operator.index(num_samples)
+    n = as_int(num_samples)
     rows = [list(t.arr)] if t.arr.ndim == 1 else [list(r) for r in t.arr]
     s = current_session()
     results = []

@@ -22,6 +22,7 @@ from verifier.torchexact.ops_elementwise import div_scalar, exp_scalar, log_scal
 from verifier.torchexact.tensor import (
     ExactTensor,
     as_exact,
+    as_int,
     cast,
     convert,
     is_float,
@@ -32,11 +33,11 @@ from verifier.torchexact.values import (
     LogE,
     NoiseRecord,
     Opaque,
+    PendingRace,
     Race,
     Scaled,
     Special,
     Uninit,
-    current_rng,
     unsupported,
 )
 
@@ -46,7 +47,7 @@ _ZERO = Fraction(0)
 
 
 def _axis(t: ExactTensor, dim: Any) -> int:
-    d = operator.index(dim)
+    d = as_int(dim)
     return d + max(t.arr.ndim, 1) if d < 0 else d
 
 
@@ -199,14 +200,9 @@ def race(row: list[Any], largest: bool) -> Any:
                               "another race (the two winners are dependent)")
         recs.append(x.rec)
         weights.append(w)
-    for rec in recs:
-        rec.used = True
     if not any(weights):
         return 0  # every entry is 0 (w = 0) or -inf: torch returns the first index
-    rng = current_rng()
-    if rng is None:
-        raise unsupported("a noise race outside an exact session")
-    return rng.categorical(weights)
+    return PendingRace(recs, weights)
 
 
 def _arg(row: list[Any], largest: bool) -> Any:
@@ -301,7 +297,7 @@ def topk(input: Any, k: Any, dim: Any = -1, largest: bool = True, sorted: bool =
          *, out: Any = None) -> Any:
     t = as_exact(input)
     rows, rest, d = _rows(t, dim)
-    k = operator.index(k)
+    k = as_int(k)
     orders = [_order(r, largest)[:k] for r in rows]
     vals = [[r[i] for i in o] for r, o in zip(rows, orders, strict=True)]
     return torch.return_types.topk((_build_rows(vals, rest, t.dtype, d, t.arr.ndim),

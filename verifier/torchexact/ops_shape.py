@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -14,6 +13,7 @@ from verifier.random_source import LazyToken
 from verifier.torchexact.tensor import (
     ExactTensor,
     as_exact,
+    as_int,
     cast,
     convert,
     element_for,
@@ -31,11 +31,11 @@ __all__ = ["SHAPE"]
 def _size(args: Sequence[Any]) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
         args = tuple(args[0])
-    return tuple(operator.index(a) for a in args)
+    return tuple(as_int(a) for a in args)
 
 
 def _dim(d: Any, ndim: int) -> int:
-    d = operator.index(d)
+    d = as_int(d)
     return d + max(ndim, 1) if d < 0 else d
 
 
@@ -69,7 +69,7 @@ def to_index(self: Any) -> Any:
     t = as_exact(self)
     if is_float(t.dtype) or t.dtype == torch.bool:
         raise TypeError("only integer tensors of a single element can be converted to an index")
-    return operator.index(_one(t, "a tensor used as an index"))
+    return as_int(_one(t, "a tensor used as an index"))
 
 
 def to_float(self: Any) -> float:
@@ -143,18 +143,18 @@ def _index_part(i: Any) -> Any:
         if is_float(t.dtype):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if t.arr.ndim == 0:
-            return operator.index(read_scalar(t.arr[()], "an index"))
-        vals = [operator.index(read_scalar(v, "an index")) for v in t.arr.reshape(-1)]
+            return as_int(read_scalar(t.arr[()], "an index"))
+        vals = [as_int(read_scalar(v, "an index")) for v in t.arr.reshape(-1)]
         return np.array(vals, dtype=np.int64).reshape(t.arr.shape)
     if isinstance(i, slice):
-        return slice(*(None if v is None else operator.index(v)
+        return slice(*(None if v is None else as_int(v)
                        for v in (i.start, i.stop, i.step)))
     if isinstance(i, (list, tuple)):
-        return np.array([operator.index(_index_part(v)) if not isinstance(v, bool) else v
+        return np.array([as_int(_index_part(v)) if not isinstance(v, bool) else v
                          for v in i])
     if i is None or i is Ellipsis:
         return i
-    return operator.index(i)
+    return as_int(i)
 
 
 def convert_index(idx: Any) -> Any:
@@ -312,13 +312,15 @@ def repeat(self: Any, *sizes: Any) -> ExactTensor:
 
 def unsqueeze(input: Any, dim: Any) -> ExactTensor:
     t = as_exact(input)
-    d = operator.index(dim)
+    d = as_int(dim)
     d = d + t.arr.ndim + 1 if d < 0 else d
     return make(np.expand_dims(t.arr, d), t.dtype)
 
 
-def squeeze(input: Any, dim: Any = None) -> ExactTensor:
+def squeeze(input: Any, *dims: Any, dim: Any = None) -> ExactTensor:
     t = as_exact(input)
+    if dims:
+        dim = dims[0] if len(dims) == 1 else dims
     if dim is None:
         return make(np.squeeze(t.arr), t.dtype)
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
@@ -342,7 +344,7 @@ def cat(tensors: Sequence[Any], dim: Any = 0, *, out: Any = None) -> ExactTensor
 
 def stack(tensors: Sequence[Any], dim: Any = 0, *, out: Any = None) -> ExactTensor:
     ts, dt = _common(tensors)
-    d = operator.index(dim)
+    d = as_int(dim)
     d = d + ts[0].arr.ndim + 1 if d < 0 else d
     return make(np.stack([x.arr for x in ts], axis=d), dt)
 

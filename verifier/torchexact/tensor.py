@@ -11,6 +11,7 @@ Importing this module imports torch and numpy; the package imports it lazily.
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 from typing import Any
 
@@ -22,6 +23,7 @@ from verifier.torchexact.values import (
     LogR,
     NanFlag,
     NonFiniteValue,
+    PendingRace,
     Special,
     Unif,
     Uninit,
@@ -35,6 +37,7 @@ __all__ = [
     "ExactTensor",
     "GRID_BITS",
     "as_exact",
+    "as_int",
     "convert",
     "element_for",
     "is_float",
@@ -131,6 +134,8 @@ def convert(x: Any, dtype: torch.dtype) -> Any:
         return x
     if isinstance(x, NanFlag):
         x = x.value
+    if isinstance(x, PendingRace):
+        x = x.force()
     if dtype == torch.bool:
         if isinstance(x, bool):
             return x
@@ -296,6 +301,8 @@ def read_scalar(x: Any, what: str) -> Any:
 
     NaN, infinities and uninitialised memory reaching here are findings.
     """
+    if isinstance(x, PendingRace):
+        return x.force()
     if isinstance(x, Uninit):
         raise UninitialisedRead(f"value read from {x.origin} was never written "
                                 f"(read by {what} at {user_location()})")
@@ -306,3 +313,17 @@ def read_scalar(x: Any, what: str) -> Any:
         raise NonFiniteValue(f"a comparison with nan (the nan arose from {x.origin}) "
                              f"reached {what} at {user_location()}")
     return x
+
+
+def as_int(value: Any) -> Any:
+    """``operator.index`` that also reads one-element integer exact tensors.
+
+    Inside an op the mode is off, so Python protocols on a tensor would bypass it.
+    """
+    if isinstance(value, torch.Tensor):
+        t = as_exact(value)
+        if t.arr.size != 1 or is_float(t.dtype) or t.dtype == torch.bool:
+            raise TypeError("only integer tensors of a single element can be converted "
+                            "to an index")
+        return operator.index(read_scalar(t.arr.reshape(-1)[0], "an index"))
+    return operator.index(value)

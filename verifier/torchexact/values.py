@@ -42,6 +42,7 @@ __all__ = [
     "NanFlag",
     "NonFiniteValue",
     "Opaque",
+    "PendingRace",
     "Race",
     "Scaled",
     "Special",
@@ -792,3 +793,54 @@ class NanFlag:
 
     def __repr__(self) -> str:
         return f"{self.value} (comparison with nan from {self.origin})"
+
+
+class PendingRace:
+    """The winner of a noise race, drawn only when something reads it.
+
+    Engines compute a recovered token for every position with one row of
+    exponentials and use at most one of them; the races share their noise, so
+    reading two of them would be dependent draws (refused), reading one is a
+    plain categorical draw.
+    """
+
+    __slots__ = ("_token", "recs", "weights")
+
+    def __init__(self, recs: list[NoiseRecord], weights: list[Fraction]) -> None:
+        self.recs = recs
+        self.weights = weights
+        self._token: Any = None
+
+    def force(self) -> Any:
+        if self._token is None:
+            if any(r.used for r in self.recs):
+                raise unsupported("reading the winners of two races over the same "
+                                  "exponential/Gumbel noise (they are dependent draws)")
+            for r in self.recs:
+                r.used = True
+            rng = current_rng()
+            if rng is None:
+                raise unsupported("a noise race read outside an exact session")
+            self._token = rng.categorical(self.weights)
+        return self._token
+
+    def __repr__(self) -> str:
+        return "<winner of a noise race>" if self._token is None else repr(self._token)
+
+
+def _forced(name: str) -> Any:
+    def method(self: PendingRace, *args: Any) -> Any:
+        args = tuple(a.force() if isinstance(a, PendingRace) else a for a in args)
+        return getattr(self.force(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _dunder in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__index__",
+                "__int__", "__float__", "__bool__", "__add__", "__radd__", "__sub__",
+                "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+                "__floordiv__", "__mod__", "__neg__", "__abs__", "__hash__", "__and__",
+                "__or__", "__xor__", "__invert__"):
+    setattr(PendingRace, _dunder, _forced(_dunder))
+del _dunder
