@@ -25,7 +25,7 @@ Y = torch.tensor([[1.5, -1.25, 0.25], [2.0, -3.0, 0.125]], dtype=torch.float64)
 Z = torch.tensor([[0.25, 0.5, 0.125], [1.0, 0.375, 0.0625]], dtype=torch.float64)
 V = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
 S = torch.tensor([0.125, 0.375, 0.5, 1.0], dtype=torch.float64)
-I = torch.tensor([[2, 0], [1, 1]], dtype=torch.int64)
+IDX = torch.tensor([[2, 0], [1, 1]], dtype=torch.int64)
 B = torch.tensor([[True, False, True], [False, False, True]])
 NAN = torch.tensor([1.0, float("nan"), 3.0, 2.0], dtype=torch.float64)
 
@@ -63,7 +63,7 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("rsub", lambda x: 1 - x, (X,)), ("mul", lambda x, y: x * y, (X, Y)),
     ("div", lambda x, y: x / y, (X, Y)), ("rdiv", lambda x: 1 / x, (Z,)),
     ("div_zero", lambda x: x / torch.zeros_like(x), (X,)),
-    ("floor_divide", lambda i: i // 2, (I,)), ("remainder", lambda i: i % 2, (I,)),
+    ("floor_divide", lambda i: i // 2, (IDX,)), ("remainder", lambda i: i % 2, (IDX,)),
     ("neg", lambda x: -x, (X,)), ("abs", torch.abs, (X,)), ("pow", lambda x: x ** 2, (X,)),
     ("maximum", torch.maximum, (X, Y)), ("minimum", torch.minimum, (X, Y)),
     ("clamp", lambda x: torch.clamp(x, min=-1.0, max=1.0), (X,)),
@@ -94,11 +94,11 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("searchsorted", lambda s, v: torch.searchsorted(s, v), (S, V)),
     ("searchsorted_right", lambda s: torch.searchsorted(s, torch.tensor(
         [0.375, 0.0, 2.0], dtype=torch.float64), right=True), (S,)),
-    ("gather", lambda x, i: x.gather(1, i), (X, I)),
+    ("gather", lambda x, i: x.gather(1, i), (X, IDX)),
     ("scatter", lambda x, i: torch.zeros(2, 3, dtype=torch.float64).scatter(1, i, x[:, :2]),
-     (X, I)),
+     (X, IDX)),
     ("index_select", lambda x: x.index_select(1, torch.tensor([2, 0])), (X,)),
-    ("advanced_index", lambda x, i: x[i[:, 1] // 2, i[:, 0]], (X, I)),
+    ("advanced_index", lambda x, i: x[i[:, 1] // 2, i[:, 0]], (X, IDX)),
     ("bool_mask", lambda x, b: x[b], (X, B)),
     ("index_put_", lambda x: x.clone().index_put_((torch.tensor([0, 1]),
                                                    torch.tensor([2, 0])),
@@ -127,7 +127,7 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("new", lambda x: (x.new_zeros(2), x.new_ones((1, 2)), x.new_full((2,), 5.0),
                        x.new_tensor([1.0, 2.0])), (X,)),
     ("to", lambda x: (x.to(torch.float32), x.float(), x.long(), x.bool(), x.double()), (X,)),
-    ("type_as", lambda i, x: i.type_as(x), (I, X)), ("int_to_float", lambda i: i / 2, (I,)),
+    ("type_as", lambda i, x: i.type_as(x), (IDX, X)), ("int_to_float", lambda i: i / 2, (IDX,)),
     ("item", lambda x: x[1, 1].item(), (X,)), ("tolist", lambda x: x.tolist(), (X,)),
     ("meta", lambda x: (tuple(x.shape), x.size(1), x.dim(), x.numel(), str(x.dtype),
                         str(x.device), x.ndim), (X,)),
@@ -140,7 +140,7 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("view_write", _view_write, (X,)),
     ("iadd", lambda x: _iadd(x.clone()), (X,)),
     ("finfo", lambda x: x.clamp(min=torch.finfo(x.dtype).eps), (X,)),
-    ("one_hot", lambda i: torch.nn.functional.one_hot(i, 3), (I,)),
+    ("one_hot", lambda i: torch.nn.functional.one_hot(i, 3), (IDX,)),
 ]
 
 

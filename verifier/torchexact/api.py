@@ -16,7 +16,7 @@ Exponential and Gumbel noise are ideal continuous draws.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 

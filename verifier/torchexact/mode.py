@@ -9,7 +9,7 @@ from torch.overrides import TorchFunctionMode
 
 from verifier.torchexact.ops_elementwise import where
 from verifier.torchexact.ops_shape import t_, write_into
-from verifier.torchexact.optable import INPLACE_ONLY, OPS, PROPERTIES
+from verifier.torchexact.optable import INPLACE_ONLY, OPS, PASSTHROUGH, PROPERTIES
 from verifier.torchexact.tensor import ExactTensor, as_exact
 from verifier.torchexact.values import unsupported
 
@@ -24,9 +24,9 @@ _AUGMENTED = {
 
 
 def _op_name(func: Any) -> str:
-    qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    qual = str(getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func)))
     module = getattr(func, "__module__", None)
-    return f"{module}.{qual}" if module and "Tensor" not in qual else str(qual)
+    return f"{module}.{qual}" if module and "Tensor" not in qual else qual
 
 
 class ExactMode(TorchFunctionMode):
@@ -51,6 +51,8 @@ class ExactMode(TorchFunctionMode):
             return object.__hash__(args[0])
         if name is None:
             raise unsupported(f"the torch operation {func!r}")
+        if name in PASSTHROUGH and name != "result_type":
+            return func(*args, **kwargs)
         impl = OPS.get(name)
         if impl is not None:
             return _call(impl, name, args, kwargs)

@@ -24,8 +24,8 @@ from verifier.torchexact.tensor import (
 )
 from verifier.torchexact.values import (
     LogE,
-    NanFlag,
     LogR,
+    NanFlag,
     Race,
     Scaled,
     Special,

@@ -9,6 +9,7 @@ from the generator stream of :class:`~verifier.torchexact.session.Session`.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from typing import Any
 
@@ -157,7 +158,8 @@ def multinomial(input: Any, num_samples: Any, replacement: bool = False, *,
                                f"not enough non-negative category to sample) at "
                                f"{user_location()}")
         kind = ("multinomial", tuple(weights), n, replacement)
-        (tokens,) = s.draw(generator, kind, 1, lambda w=weights: _sample(w, n, replacement))
+        (tokens,) = s.draw(generator, kind, 1, functools.partial(_sample, weights, n,
+                                                                   replacement))
         results.append(tokens)
     arr = np.empty((len(rows), n), dtype=object)
     for i, r in enumerate(results):

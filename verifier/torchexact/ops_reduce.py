@@ -47,7 +47,7 @@ _ZERO = Fraction(0)
 
 
 def _axis(t: ExactTensor, dim: Any) -> int:
-    d = as_int(dim)
+    d: int = as_int(dim)
     return d + max(t.arr.ndim, 1) if d < 0 else d
 
 
@@ -79,9 +79,8 @@ def _build_rows(rows: list[list[Any]], rest: tuple[int, ...], dtype: torch.dtype
         arr[i, :] = r
     out = arr.reshape((*rest, n))
     if d >= 0:
-        out = np.moveaxis(out, -1, d)
-    else:
-        out = out.reshape(-1) if ndim else out.reshape(())
+        return make(np.moveaxis(out, -1, d), dtype)
+    out = out.reshape(-1) if ndim else out.reshape(())
     return make(out, dtype)
 
 

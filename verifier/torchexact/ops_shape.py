@@ -35,8 +35,8 @@ def _size(args: Sequence[Any]) -> tuple[int, ...]:
 
 
 def _dim(d: Any, ndim: int) -> int:
-    d = as_int(d)
-    return d + max(ndim, 1) if d < 0 else d
+    i: int = as_int(d)
+    return i + max(ndim, 1) if i < 0 else i
 
 
 # -- reading values -----------------------------------------------------------
@@ -133,7 +133,7 @@ def format_(self: Any, spec: str) -> str:
 
 
 def _index_part(i: Any) -> Any:
-    if isinstance(i, ExactTensor) or isinstance(i, torch.Tensor):
+    if isinstance(i, torch.Tensor):
         t = as_exact(i)
         if t.dtype == torch.bool:
             vals = [bool(convert(read_scalar(v, "a boolean mask")
@@ -323,8 +323,8 @@ def squeeze(input: Any, *dims: Any, dim: Any = None) -> ExactTensor:
         dim = dims[0] if len(dims) == 1 else dims
     if dim is None:
         return make(np.squeeze(t.arr), t.dtype)
-    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    ds = tuple(d for d in (_dim(x, t.arr.ndim) for x in dims) if t.arr.shape[d] == 1)
+    wanted = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    ds = tuple(d for d in (_dim(x, t.arr.ndim) for x in wanted) if t.arr.shape[d] == 1)
     return make(np.squeeze(t.arr, axis=ds) if ds else t.arr, t.dtype)
 
 

@@ -17,7 +17,7 @@ from verifier.torchexact.ops_random import RANDOM
 from verifier.torchexact.ops_reduce import REDUCE
 from verifier.torchexact.ops_shape import SHAPE
 
-__all__ = ["INPLACE_ONLY", "OPS", "PROPERTIES", "supported_ops"]
+__all__ = ["INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES", "supported_ops"]
 
 OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **RANDOM}
 
@@ -32,7 +32,16 @@ PROPERTIES: frozenset[str] = frozenset(
      "is_leaf", "is_sparse", "is_quantized", "is_meta", "names", "itemsize"})
 
 
+#: Functions that only read metadata or set flags: run as torch runs them.
+PASSTHROUGH: frozenset[str] = frozenset(
+    {"device", "get_default_dtype", "is_tensor", "is_floating_point", "is_complex",
+     "is_grad_enabled", "set_grad_enabled", "is_inference",
+     "promote_types", "can_cast", "is_nonzero_dtype", "element_size", "get_device",
+     "is_contiguous", "stride", "storage_offset", "data_ptr"})
+
+
 def supported_ops() -> list[str]:
     """Sorted public names of the table (for documentation)."""
     return sorted({*OPS, *(f"{n}_" for n in OPS if n.isidentifier() and not n.startswith("_")
-                           and not n.endswith("_")), *PROPERTIES, "T", "finfo"})
+                           and not n.endswith("_")), *PROPERTIES, *PASSTHROUGH, "T",
+                   "finfo"})

@@ -56,7 +56,7 @@ class Session:
         self._saved: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._start: dict[int, torch.Tensor] = {}
         self._marker: dict[int, torch.Tensor] = {}
-        self._streams: dict[tuple[int, Hashable], _Stream] = {}
+        self._streams: dict[Hashable, _Stream] = {}
         self._current: dict[int, tuple[_Stream, list[int]]] = {}
         self.watch(torch.default_generator)
 

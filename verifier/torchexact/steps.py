@@ -82,7 +82,7 @@ def _row_tokens(out: Any, what: str) -> list[Any]:
         return [emitted(x, what) for x in out]
     t = as_exact(out)
     flat = list(t.arr.reshape(-1))
-    return [emitted(x if not isinstance(x, np.ndarray) else x, what) for x in flat]
+    return [emitted(x, what) for x in flat]
 
 
 def _strip(tokens: list[Any]) -> tuple[Any, ...]:

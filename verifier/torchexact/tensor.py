@@ -34,8 +34,8 @@ from verifier.torchexact.values import (
 )
 
 __all__ = [
-    "ExactTensor",
     "GRID_BITS",
+    "ExactTensor",
     "as_exact",
     "as_int",
     "convert",
@@ -51,6 +51,7 @@ GRID_BITS: dict[torch.dtype, int] = {torch.float32: 24, torch.float64: 53,
                                      torch.bfloat16: 8, torch.float16: 11}
 
 _ZERO = Fraction(0)
+_CPU = torch.device("cpu")  # made at import: under the exact mode it would be intercepted
 
 
 class ExactTensor(torch.Tensor):
@@ -60,14 +61,15 @@ class ExactTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, arr: np.ndarray[Any, Any], dtype: torch.dtype) -> ExactTensor:
-        t = torch.Tensor._make_wrapper_subclass(cls, arr.shape, dtype=dtype, device="cpu")
+        t: ExactTensor = torch.Tensor._make_wrapper_subclass(
+            cls, arr.shape, dtype=dtype, device=_CPU)
         t.arr = arr
-        return t  # type: ignore[no-any-return]
+        return t
 
-    __torch_function__ = torch._C._disabled_torch_function_impl
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
     @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),  # type: ignore[override]
                            kwargs: Any = None) -> Any:
         raise unsupported(f"the torch operation {func} (reached without the exact mode)")
 

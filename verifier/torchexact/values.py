@@ -38,8 +38,8 @@ from verifier.random_source import ExactRandom, LazyToken, LazyUniform
 
 __all__ = [
     "LogR",
-    "NoiseRecord",
     "NanFlag",
+    "NoiseRecord",
     "NonFiniteValue",
     "Opaque",
     "PendingRace",
@@ -80,13 +80,13 @@ def _torch_dir() -> str | None:
 def user_location() -> str:
     """``file:line`` of the innermost frame outside this package, torch and the engine."""
     torch_dir = _torch_dir()
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
         inside = name.startswith(_HERE) or (torch_dir is not None and name.startswith(torch_dir))
         if not inside and not name.startswith(os.path.dirname(contextlib_file())):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return "<unknown location>"
 
 
@@ -227,10 +227,10 @@ class Special:
     def __ge__(self, other: Any) -> Any:
         return self._cmp(other, ">=")
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return self._cmp(other, "==")
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return self._cmp(other, "!=")
 
     __hash__ = object.__hash__
@@ -385,12 +385,12 @@ class LogR:
     def __ge__(self, other: Any) -> Any:
         return self._cmp(other, ">=", lambda a, b: a >= b, "__le__")
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         if isinstance(other, (Fraction, int)) and LogR.ratio(other) is None:
             return False  # log r is transcendental for rational r != 1
         return self._cmp(other, "==", lambda a, b: a == b, "__eq__")
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         result = self.__eq__(other)
         return result if isinstance(result, Uninit) else not result
 
@@ -535,10 +535,10 @@ class Unif:
     def __ge__(self, other: Any) -> Any:
         return self.compare(">=", other)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return self.compare("==", other)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return self.compare("!=", other)
 
     __hash__ = object.__hash__
@@ -610,7 +610,7 @@ class _Noise:
         raise _noise_misuse("a comparison")
 
     __lt__ = __le__ = __gt__ = __ge__ = _cmp
-    __eq__ = __ne__ = _cmp  # type: ignore[assignment]
+    __eq__ = __ne__ = _cmp
     __hash__ = object.__hash__
 
     def __float__(self) -> float:
