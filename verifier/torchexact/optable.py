@@ -36,8 +36,7 @@ PROPERTIES: frozenset[str] = frozenset(
 PASSTHROUGH: frozenset[str] = frozenset(
     {"device", "get_default_dtype", "is_tensor", "is_floating_point", "is_complex",
      "is_grad_enabled", "set_grad_enabled", "is_inference",
-     "promote_types", "can_cast", "is_nonzero_dtype", "element_size", "get_device",
-     "is_contiguous", "stride", "storage_offset", "data_ptr"})
+     "promote_types", "can_cast", "element_size", "get_device"})
 
 
 def supported_ops() -> list[str]:
