@@ -14,6 +14,7 @@ Run: python benchmarks/bench_torch.py
 
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 import time
@@ -24,13 +25,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import torch  # noqa: E402
+import torch
 
-from counterexamples.samplers import textbook  # noqa: E402
-from verifier.engine import output_distribution  # noqa: E402
-from verifier.models import random_model_pair  # noqa: E402
-from verifier.step_verdict import check_step  # noqa: E402
-from verifier.torchexact import torch_output_distribution, torch_step  # noqa: E402
+from counterexamples.samplers import textbook
+from verifier.engine import output_distribution
+from verifier.models import random_model_pair
+from verifier.step_verdict import check_step
+from verifier.torchexact import torch_output_distribution, torch_step
 
 
 def torch_textbook(p: torch.Tensor, q: torch.Tensor) -> Any:
@@ -48,7 +49,7 @@ def dyadic_pair(v: int, seed: int) -> tuple[list[Fraction], list[Fraction]]:
     def one() -> list[Fraction]:
         cuts = sorted(r.sample(range(1, 1024), v - 1))
         edges = [0, *cuts, 1024]
-        return [Fraction(b - a, 1024) for a, b in zip(edges, edges[1:], strict=False)]
+        return [Fraction(b - a, 1024) for a, b in itertools.pairwise(edges)]
 
     return one(), one()
 
