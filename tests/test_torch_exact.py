@@ -379,3 +379,52 @@ def test_global_rng_is_untouched_by_exact_mode() -> None:
     before = torch.random.get_rng_state()
     torch_output_distribution(reseeded, P, Q)
     assert torch.equal(before, torch.random.get_rng_state())
+
+
+def test_assert_torch_preserves_target_passes_and_fails() -> None:
+    from verifier.torchexact import assert_torch_preserves_target
+    assert assert_torch_preserves_target(textbook_multinomial, vocab_sizes=(2, 3),
+                                         examples=2) > 10
+    with pytest.raises(AssertionError, match="does not preserve the target"):
+        assert_torch_preserves_target(naive_resample, vocab_sizes=(2, 3), examples=2)
+    with pytest.raises(AssertionError, match="support"):
+        assert_torch_preserves_target(textbook_inclusive, vocab_sizes=(2, 3), examples=2)
+
+
+def test_rng_sampler_adapter_runs_under_the_existing_engine() -> None:
+    from verifier.torchexact import torch_rng_sampler
+    from verifier.verdict import check_sampler
+    sampler = torch_rng_sampler(textbook_multinomial)
+    assert check_sampler(sampler, ["1/3", "2/3"], ["2/3", "1/3"]).passed
+    assert not check_sampler(torch_rng_sampler(naive_resample), ["1/3", "2/3"],
+                             ["2/3", "1/3"]).passed
+    inclusive = torch_rng_sampler(textbook_inclusive)
+    law = output_distribution(inclusive, P_ZERO, Q_ZERO, uniform_bits=24)
+    assert law[2] == F(1, 2**24) * Q_ZERO[2]
+
+
+def test_detection_of_torch_randomness_for_the_cli_message() -> None:
+    from verifier.torchexact import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
+
+    def rng_rule(p: Any, q: Any, rng: Any) -> Any:
+        return rng.categorical(q)
+
+    assert torch_randomness_reason(textbook_multinomial) == TORCH_RANDOMNESS_MESSAGE
+    assert torch_randomness_reason(naive_resample) == TORCH_RANDOMNESS_MESSAGE
+    assert torch_randomness_reason(rng_rule) is None
+    assert "use --torch" in TORCH_RANDOMNESS_MESSAGE
+
+    def annotated(p: Any, q: Any, generator: torch.Generator) -> Any:
+        return 0
+
+    assert torch_randomness_reason(annotated) == TORCH_RANDOMNESS_MESSAGE
+
+
+def test_without_torch_mode_the_engine_cannot_judge_torch_code() -> None:
+    from verifier.errors import SamplerFailure, Undecided
+    from verifier.verdict import check_sampler
+    try:
+        verdict = check_sampler(naive_resample, P, Q)
+    except Undecided:
+        return  # hidden randomness: no verdict, as expected
+    assert not verdict.passed and isinstance(verdict.crash, SamplerFailure)

@@ -50,6 +50,13 @@ from verifier.step_verdict import DecodeComparison, StepVerdict, check_step, com
 from verifier.steps import CacheDivergence, decode_distribution, step_law, target_distribution
 from verifier.symbolic import ProofResult, prove
 from verifier.torch_adapter import torch_sampler
+from verifier.torchexact import (
+    assert_torch_preserves_target,
+    check_torch_sampler,
+    torch_output_distribution,
+    torch_randomness_reason,
+    torch_step,
+)
 from verifier.tree import Budget
 from verifier.verdict import Comparison, Verdict, check_sampler, compare_laws, format_table
 
@@ -94,10 +101,12 @@ __all__ = [
     "as_distribution",
     "assert_preserves_target",
     "assert_step_preserves_target",
+    "assert_torch_preserves_target",
     "check_floats",
     "check_grid",
     "check_sampler",
     "check_step",
+    "check_torch_sampler",
     "compare_decodes",
     "compare_laws",
     "decode_distribution",
@@ -115,6 +124,9 @@ __all__ = [
     "step_law",
     "target_distribution",
     "to_fraction",
+    "torch_output_distribution",
+    "torch_randomness_reason",
     "torch_sampler",
+    "torch_step",
     "total_variation",
 ]

@@ -1,26 +1,92 @@
-"""Exact mode for unmodified torch code (imports torch only when used).
+"""Exact mode for unmodified torch code.
+
+Importing this package does not import torch; each entry point imports it
+when called (and raises :class:`~verifier.errors.MissingDependency` without it).
 
 >>> from verifier.torchexact import check_torch_sampler   # doctest: +SKIP
+>>> check_torch_sampler(my_torch_fn, ["1/2", "1/2"], ["1/4", "3/4"]).passed  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from verifier.errors import MissingDependency
+from verifier.torchexact.detect import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
+from verifier.tree import Budget
+
 __all__ = [
+    "TORCH_RANDOMNESS_MESSAGE",
+    "assert_torch_preserves_target",
     "check_torch_sampler",
     "torch_output_distribution",
+    "torch_randomness_reason",
+    "torch_rng_sampler",
     "torch_step",
 ]
 
-_HOME = {"check_torch_sampler": "api", "torch_output_distribution": "api",
-         "torch_step": "steps"}
+
+def _need_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        msg = ("torch exact mode needs torch (the CPU build is enough); install it with "
+               "'pip install torch' or the 'torch' extra of specexact")
+        raise MissingDependency(msg) from None
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        import importlib
-        module = importlib.import_module(f"verifier.torchexact.{_HOME[name]}")
-        return getattr(module, name)
-    msg = f"module 'verifier.torchexact' has no attribute {name!r}"
-    raise AttributeError(msg)
+def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any],
+                              *, dtype: Any = "float32", uniform: Any = "dtype",
+                              budget: Budget | None = None) -> Any:
+    """The exact law (a ``Distribution``) of the token torch code ``fn(p, q)`` returns.
+
+    See :func:`verifier.torchexact.api.torch_output_distribution`.
+    """
+    _need_torch()
+    from verifier.torchexact import api
+    return api.torch_output_distribution(fn, p, q, dtype=dtype, uniform=uniform,
+                                         budget=budget)
+
+
+def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any], *,
+                        dtype: Any = "float32", uniform: Any = "dtype",
+                        budget: Budget | None = None, tolerance: Any = None) -> Any:
+    """Exact verdict (a ``FloatVerdict``) on torch code ``fn(p, q[, generator])``.
+
+    See :func:`verifier.torchexact.api.check_torch_sampler`.
+    """
+    _need_torch()
+    from verifier.torchexact import api
+    return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform, budget=budget,
+                                   tolerance=tolerance)
+
+
+def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
+               dtype: Any = "float32", uniform: Any = "dtype") -> Any:
+    """A decoding step running torch verification code (``"chain"`` or ``"hf"``).
+
+    See :mod:`verifier.torchexact.steps`.
+    """
+    _need_torch()
+    from verifier.torchexact import steps
+    return steps.torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
+                            uniform=uniform)
+
+
+def torch_rng_sampler(fn: Callable[..., Any]) -> Any:
+    """Torch code ``fn(p, q[, generator])`` as an engine sampler ``(p, q, rng) -> token``."""
+    _need_torch()
+    from verifier.torchexact import api
+    return api.as_rng_sampler(fn)
+
+
+def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "single",
+                                  **options: Any) -> int:
+    """``AssertionError`` with the exact witness unless torch code ``fn`` preserves p.
+
+    See :func:`verifier.torchexact.assertion.assert_torch_preserves_target`.
+    """
+    _need_torch()
+    from verifier.torchexact import assertion
+    return assertion.assert_torch_preserves_target(fn, signature=signature, **options)

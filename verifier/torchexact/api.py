@@ -35,6 +35,7 @@ from verifier.tree import Budget
 from verifier.verdict import compare_laws
 
 __all__ = [
+    "as_rng_sampler",
     "check_torch_sampler",
     "exact_inputs",
     "torch_dtype",
@@ -248,3 +249,28 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
                         grid_law, None, g_tol, _ZERO, tuple(findings))
 
 
+
+
+def as_rng_sampler(fn: Callable[..., Any]) -> Callable[[Any, Any, ExactRandom], Any]:
+    """``fn(p, q[, generator])`` in torch as a sampler ``(p, q, rng) -> token`` of the engine.
+
+    For the existing searches and audits (``verifier.assert_preserves_target``,
+    the CLI): ``p`` and ``q`` arrive as exact Fractions and are handed over
+    unrounded; ``torch.rand`` follows the engine's own uniform (its
+    ``uniform_bits`` grid, or continuous).
+    """
+    inner = unwrap(fn)
+    takes_generator = _positional_arity(inner) >= 3
+
+    def sampler(p: Any, q: Any, rng: ExactRandom) -> Any:
+        with session(rng, "continuous") as s:
+            dtype = torch.float32
+            args: list[Any] = [_vector(list(p), dtype), _vector(list(q), dtype)]
+            if takes_generator:
+                generator = torch.Generator()
+                s.watch(generator)
+                args.append(generator)
+            return emitted(inner(*args))
+
+    sampler.__name__ = getattr(inner, "__name__", "torch_sampler")
+    return sampler
