@@ -16,28 +16,28 @@ __all__ = ["TORCH_RANDOMNESS_MESSAGE", "torch_randomness_reason"]
 TORCH_RANDOMNESS_MESSAGE = "this function draws from torch's generator; use --torch"
 
 
-def _takes_generator(fn: Callable[..., Any]) -> bool:
+def _generator_params(fn: Callable[..., Any]) -> tuple[bool, bool]:
+    """(a parameter is annotated torch.Generator, a parameter is named generator/gen)."""
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return False
+        return False, False
+    annotated = named = False
     for param in params:
-        if param.name in ("generator", "gen"):
-            return True
-        annotation = param.annotation
-        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
-                                                                       "")
-        if "Generator" in str(text) and "numpy" not in str(text) and "np." not in str(text):
-            return True
-    return False
+        named = named or param.name in ("generator", "gen")
+        text = str(param.annotation if isinstance(param.annotation, str)
+                   else getattr(param.annotation, "__qualname__", ""))
+        if "Generator" in text and "numpy" not in text and "np." not in text:
+            annotated = True
+    return annotated, named
 
 
 def torch_randomness_reason(fn: Callable[..., Any], p: Sequence[Any] = (0.5, 0.5),
                             q: Sequence[Any] = (0.25, 0.75)) -> str | None:
     """:data:`TORCH_RANDOMNESS_MESSAGE` if ``fn`` uses torch's randomness, else None.
 
-    ``fn`` uses it when a parameter is annotated ``torch.Generator`` or named
-    ``generator``/``gen``, or when
+    ``fn`` uses it when a parameter is annotated ``torch.Generator``, or (in a
+    module that imports torch) named ``generator``/``gen``, or when
     calling ``fn(p, q)`` on float32 tensors (real torch, one call) advances
     torch's global generator; the generator's state is restored afterwards.
     Exceptions of that call are swallowed: only the generator is observed.
@@ -45,12 +45,15 @@ def torch_randomness_reason(fn: Callable[..., Any], p: Sequence[Any] = (0.5, 0.5
     from verifier.torchexact.unwrap import unwrap
 
     inner = unwrap(fn)
-    if _takes_generator(inner):
+    annotated, named = _generator_params(inner)
+    if annotated:
         return TORCH_RANDOMNESS_MESSAGE
     torch = sys.modules.get("torch")
     module = sys.modules.get(getattr(inner, "__module__", "") or "")
     if torch is None or (module is not None and "torch" not in vars(module)):
-        return None
+        return None  # code that never imported torch cannot draw from it
+    if named:
+        return TORCH_RANDOMNESS_MESSAGE
     before = torch.random.get_rng_state()
     try:
         inner(torch.tensor([float(x) for x in p]), torch.tensor([float(x) for x in q]))
