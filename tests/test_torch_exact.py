@@ -428,3 +428,15 @@ def test_without_torch_mode_the_engine_cannot_judge_torch_code() -> None:
     except Undecided:
         return  # hidden randomness: no verdict, as expected
     assert not verdict.passed and isinstance(verdict.crash, SamplerFailure)
+
+
+def test_seeding_to_the_process_seed_before_the_first_draw_still_replays() -> None:
+    def seeded_twice(p: torch.Tensor, q: torch.Tensor) -> Any:
+        torch.manual_seed(torch.initial_seed())  # the seed the generator already has
+        u = torch.rand(1)
+        torch.manual_seed(torch.initial_seed())
+        v = torch.rand(1)
+        return 0 if bool(u == v) else 1
+
+    torch.manual_seed(5)
+    assert dict(torch_output_distribution(seeded_twice, P, Q).items()) == {0: 1}

@@ -54,17 +54,14 @@ class Session:
         self.uniforms = 0
         self.noises = 0
         self._saved: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
-        self._start: dict[int, torch.Tensor] = {}
         self._marker: dict[int, torch.Tensor] = {}
         self._streams: dict[Hashable, _Stream] = {}
         self._current: dict[int, tuple[_Stream, list[int]]] = {}
         self.watch(torch.default_generator)
 
     def watch(self, gen: torch.Generator) -> None:
-        """Remember a generator's state now: draws from that state are a fresh stream."""
-        state = gen.get_state()
-        self._saved.setdefault(id(gen), (gen, state))
-        self._start[id(gen)] = state
+        """Remember a generator's state, to restore it when the execution ends."""
+        self._saved.setdefault(id(gen), (gen, gen.get_state()))
 
     # -- streams ------------------------------------------------------------
 
@@ -76,11 +73,13 @@ class Session:
         marker = self._marker.get(gid)
         if marker is not None and torch.equal(state, marker):
             return self._current[gid]
-        start = self._start.get(gid)
-        if marker is None and start is not None and torch.equal(state, start):
-            key: Hashable = (gid, "start")  # position unknown: never replayed by a seed
+        seed = gen.initial_seed()
+        if torch.equal(state, _fresh_state(seed)):
+            key: Hashable = (gid, seed)  # just seeded (again): replay from slot 0
         else:
-            key = (gid, gen.initial_seed())  # seeded (again): replay from slot 0
+            # A state we cannot place in any seed's stream (the process's own
+            # generator at the start, or a set_state): its own stream.
+            key = (gid, "state", bytes(state.numpy().tobytes()))
         stream = self._streams.setdefault(key, _Stream())
         current = (stream, [0])
         self._current[gid] = current
@@ -138,6 +137,19 @@ class Session:
     def restore(self) -> None:
         for gen, state in self._saved.values():
             gen.set_state(state)
+
+
+_FRESH: dict[int, torch.Tensor] = {}
+
+
+def _fresh_state(seed: int) -> torch.Tensor:
+    """The state of a CPU generator right after ``manual_seed(seed)``."""
+    state = _FRESH.get(seed)
+    if state is None:
+        gen = torch.Generator()
+        gen.manual_seed(seed)
+        state = _FRESH[seed] = gen.get_state()
+    return state
 
 
 @contextmanager
