@@ -19,7 +19,9 @@ from verifier.tree import Budget
 __all__ = [
     "TORCH_RANDOMNESS_MESSAGE",
     "assert_torch_preserves_target",
+    "check_torch_decode",
     "check_torch_sampler",
+    "torch_decode_distribution",
     "torch_output_distribution",
     "torch_randomness_reason",
     "torch_rng_sampler",
@@ -90,3 +92,24 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
     _need_torch()
     from verifier.torchexact import assertion
     return assertion.assert_torch_preserves_target(fn, signature=signature, **options)
+
+
+def torch_decode_distribution(fn: Callable[..., Any], target: Any, draft: Any, *,
+                              max_new_tokens: int, **options: Any) -> Any:
+    """Exact law of a whole torch generation loop ``fn(input_ids, draft, target, n)``.
+
+    See :mod:`verifier.torchexact.decode`.
+    """
+    _need_torch()
+    from verifier.torchexact import decode
+    return decode.torch_decode_distribution(fn, target, draft,
+                                            max_new_tokens=max_new_tokens, **options)
+
+
+def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
+                       max_new_tokens: int, **options: Any) -> Any:
+    """Compare a torch generation loop's exact law with the target's (a ``Comparison``)."""
+    _need_torch()
+    from verifier.torchexact import decode
+    return decode.check_torch_decode(fn, target, draft, max_new_tokens=max_new_tokens,
+                                     **options)
