@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Callable
 from fractions import Fraction
@@ -11,7 +10,31 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.random_source import LazyToken
+from verifier.torchexact.kernels import (
+    abs_kernel,
+    add_kernel,
+    compare_kernel,
+    div_scalar,
+    exp_scalar,
+    floordiv_kernel,
+    isfinite_kernel,
+    isinf_kernel,
+    isnan_kernel,
+    log_scalar,
+    logical_kernel,
+    logical_not_kernel,
+    maximum_scalar,
+    minimum_scalar,
+    mod_kernel,
+    mul_kernel,
+    nan_first,
+    neg_kernel,
+    pow_kernel,
+    reciprocal_kernel,
+    sign_kernel,
+    sqrt_scalar,
+    sub_kernel,
+)
 from verifier.torchexact.tensor import (
     ExactTensor,
     as_exact,
@@ -22,18 +45,7 @@ from verifier.torchexact.tensor import (
     result_dtype,
     scalar_operand,
 )
-from verifier.torchexact.values import (
-    LogE,
-    LogR,
-    NanFlag,
-    Race,
-    Scaled,
-    Special,
-    Unif,
-    Uninit,
-    describe,
-    unsupported,
-)
+from verifier.torchexact.values import Uninit, unsupported
 
 __all__ = ["BINARY", "UNARY", "binary", "operand_array", "unary"]
 
@@ -84,229 +96,6 @@ def _float_dtype(*xs: Any) -> torch.dtype:
 
 
 # --------------------------------------------------------------------------
-# Scalar kernels
-# --------------------------------------------------------------------------
-
-
-def _is_rational(x: Any) -> bool:
-    return isinstance(x, (Fraction, int)) and not isinstance(x, bool)
-
-
-def div_scalar(a: Any, b: Any) -> Any:
-    if isinstance(a, LazyToken):
-        a = a.value()
-    if isinstance(b, LazyToken):
-        b = b.value()
-    if _is_rational(b) and b == 0:
-        if _is_rational(a):
-            if a == 0:
-                return Special.make(math.nan, "0/0 (division)")
-            return Special.make(math.copysign(math.inf, a), "division by zero")
-        if isinstance(a, LogR):
-            return a / b
-    if _is_rational(a) and _is_rational(b):
-        return Fraction(a) / Fraction(b)
-    if isinstance(a, Special) and _is_rational(b):
-        return a / Fraction(b)
-    return a / b
-
-
-def _add(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _sub(a: Any, b: Any) -> Any:
-    return a - b
-
-
-def _mul(a: Any, b: Any) -> Any:
-    return a * b
-
-
-def _pow(a: Any, b: Any) -> Any:
-    if _is_rational(a) and isinstance(b, (int, Fraction)) and Fraction(b).denominator == 1:
-        e = int(b)
-        if a == 0 and e < 0:
-            return Special.make(math.inf, "0 ** negative")
-        return Fraction(a) ** e
-    if isinstance(a, LogR) and _is_rational(b):
-        return unsupported(f"log({a.r}) ** {b}")
-    raise unsupported(f"{describe(a)} ** {describe(b)} (only integer powers of rationals)")
-
-
-def _floordiv(a: Any, b: Any) -> Any:
-    if _is_rational(b) and b == 0:
-        raise unsupported("integer floor division by zero")
-    return a // b
-
-
-def _mod(a: Any, b: Any) -> Any:
-    if _is_rational(b) and b == 0:
-        raise unsupported("remainder by zero")
-    return a % b
-
-
-def _nan_first(a: Any, b: Any) -> Any | None:
-    for v in (a, b):
-        if isinstance(v, Uninit):
-            return v
-    for v in (a, b):
-        if isinstance(v, Special) and v.is_nan:
-            return v
-    return None
-
-
-def maximum_scalar(a: Any, b: Any) -> Any:
-    first = _nan_first(a, b)
-    if first is not None:
-        return first
-    return b if bool(b > a) else a
-
-
-def minimum_scalar(a: Any, b: Any) -> Any:
-    first = _nan_first(a, b)
-    if first is not None:
-        return first
-    return b if bool(b < a) else a
-
-
-def _cmp(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def kernel(a: Any, b: Any) -> Any:
-        r = op(a, b)
-        if isinstance(r, Uninit):
-            return r
-        for v in (a, b):
-            if isinstance(v, Special) and v.is_nan:
-                return NanFlag(bool(r), v.origin)
-        return bool(r)
-
-    return kernel
-
-
-def _logical(op: Callable[[bool, bool], bool]) -> Callable[[Any, Any], Any]:
-    def kernel(a: Any, b: Any) -> Any:
-        for v in (a, b):
-            if isinstance(v, Uninit):
-                return v
-        return op(bool(convert(a, torch.bool)), bool(convert(b, torch.bool)))
-
-    return kernel
-
-
-def exp_scalar(x: Any) -> Any:
-    if isinstance(x, LogR):
-        return x.r
-    if _is_rational(x):
-        if x == 0:
-            return _ONE
-        raise unsupported(f"exp({x}): e to a nonzero rational is irrational (exp is exact "
-                          "only on exact logs, e.g. logits that are log-probabilities)")
-    if isinstance(x, Special):
-        if x.is_nan or x.value > 0:
-            return x
-        return _ZERO
-    if isinstance(x, LogE):
-        return x.exp()
-    if isinstance(x, Uninit):
-        return x
-    raise unsupported(f"exp of {describe(x)}")
-
-
-def log_scalar(x: Any) -> Any:
-    if _is_rational(x):
-        if x > 0:
-            return LogR.of(Fraction(x))
-        if x == 0:
-            return Special.make(-math.inf, "log(0)")
-        return Special.make(math.nan, "log of a negative number")
-    if isinstance(x, Special):
-        if x.is_nan or x.value > 0:
-            return x
-        return Special.make(math.nan, "log(-inf)", x)
-    if isinstance(x, Unif):
-        return _log_uniform(x)
-    if isinstance(x, (Scaled, Race)):
-        return x.log()
-    if isinstance(x, Uninit):
-        return x
-    raise unsupported(f"log of {describe(x)}")
-
-
-def _log_uniform(x: Unif) -> Any:
-    """log(u) or log(1 - u) of a fresh uniform: minus an Exp(1) draw.
-
-    The grid uniform is idealised as continuous here: -log(u) of a 2**-K grid
-    is an exponential only up to rounding of order 2**-K.
-    """
-    from verifier.torchexact.session import current_session
-
-    rec = x.rec
-    if (x.a, x.b) not in ((_ONE, _ZERO), (-_ONE, _ONE)):
-        raise unsupported(f"log({x!r}): only log(u) and log(1 - u) of a uniform are "
-                          "modelled (as minus an exponential)")
-    if rec.compared or rec.noise:
-        raise unsupported("log of a uniform that was also compared or already used as "
-                          "noise (the two uses are dependent)")
-    rec.noise = True
-    noise = current_session().new_noise(f"-log(u{rec.index})")
-    return Scaled(noise, -_ONE)
-
-
-def _neg(x: Any) -> Any:
-    if isinstance(x, bool):
-        raise unsupported("negation of a bool tensor (torch raises)")
-    return -x
-
-
-def _abs(x: Any) -> Any:
-    return abs(x)
-
-
-def sqrt_scalar(x: Any) -> Any:
-    if _is_rational(x) and x >= 0:
-        f = Fraction(x)
-        n, d = math.isqrt(f.numerator), math.isqrt(f.denominator)
-        if n * n == f.numerator and d * d == f.denominator:
-            return Fraction(n, d)
-        raise unsupported(f"sqrt({f}) (irrational)")
-    if isinstance(x, Special) and (x.is_nan or x.value > 0):
-        return x
-    if isinstance(x, Uninit):
-        return x
-    if _is_rational(x) or isinstance(x, Special):
-        return Special.make(math.nan, "sqrt of a negative number")
-    raise unsupported(f"sqrt of {describe(x)}")
-
-
-def _reciprocal(x: Any) -> Any:
-    return div_scalar(_ONE, x)
-
-
-def _sign(x: Any) -> Any:
-    if isinstance(x, (Uninit,)):
-        return x
-    if isinstance(x, Special):
-        return x if x.is_nan else Fraction(1 if x.value > 0 else -1)
-    return Fraction(int(x > 0) - int(x < 0))
-
-
-def _isnan(x: Any) -> Any:
-    return x if isinstance(x, Uninit) else isinstance(x, Special) and x.is_nan
-
-
-def _isinf(x: Any) -> Any:
-    return x if isinstance(x, Uninit) else isinstance(x, Special) and not x.is_nan
-
-
-def _isfinite(x: Any) -> Any:
-    return x if isinstance(x, Uninit) else not isinstance(x, Special)
-
-
-def _logical_not(x: Any) -> Any:
-    return x if isinstance(x, Uninit) else not convert(x, torch.bool)
-
-
-# --------------------------------------------------------------------------
 # Ops (torch signatures)
 # --------------------------------------------------------------------------
 
@@ -314,30 +103,30 @@ def _logical_not(x: Any) -> Any:
 def _alpha(other: Any, alpha: Any) -> Any:
     if alpha == 1:
         return other
-    return binary(_mul, other, alpha)
+    return binary(mul_kernel, other, alpha)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
-    return binary(_add, input, _alpha(other, alpha))
+    return binary(add_kernel, input, _alpha(other, alpha))
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
-    return binary(_sub, input, _alpha(other, alpha))
+    return binary(sub_kernel, input, _alpha(other, alpha))
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> ExactTensor:
-    return binary(_sub, other, _alpha(input, alpha))
+    return binary(sub_kernel, other, _alpha(input, alpha))
 
 
 def mul(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
-    return binary(_mul, input, other)
+    return binary(mul_kernel, input, other)
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None,
         out: Any = None) -> ExactTensor:
     if rounding_mode is not None:
         if rounding_mode == "floor":
-            return binary(_floordiv, input, other)
+            return binary(floordiv_kernel, input, other)
         raise unsupported(f"div with rounding_mode={rounding_mode!r}")
     return binary(div_scalar, input, other, operand_dtype=_float_dtype(input, other))
 
@@ -347,19 +136,19 @@ def rdiv(input: Any, other: Any) -> ExactTensor:
 
 
 def floor_divide(input: Any, other: Any) -> ExactTensor:
-    return binary(_floordiv, input, other)
+    return binary(floordiv_kernel, input, other)
 
 
 def remainder(input: Any, other: Any) -> ExactTensor:
-    return binary(_mod, input, other)
+    return binary(mod_kernel, input, other)
 
 
 def pow_(input: Any, exponent: Any) -> ExactTensor:
-    return binary(_pow, input, exponent)
+    return binary(pow_kernel, input, exponent)
 
 
 def rpow(input: Any, other: Any) -> ExactTensor:
-    return binary(_pow, other, input)
+    return binary(pow_kernel, other, input)
 
 
 def maximum(input: Any, other: Any) -> ExactTensor:
@@ -371,7 +160,7 @@ def minimum(input: Any, other: Any) -> ExactTensor:
 
 
 def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
-    kernel = _cmp(op)
+    kernel = compare_kernel(op)
 
     def fn(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
         return binary(kernel, input, other, out_dtype=torch.bool)
@@ -380,7 +169,7 @@ def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
 
 
 def logical(op: Callable[[bool, bool], bool]) -> Callable[..., ExactTensor]:
-    kernel = _logical(op)
+    kernel = logical_kernel(op)
 
     def fn(input: Any, other: Any) -> ExactTensor:
         return binary(kernel, input, other, out_dtype=torch.bool)
@@ -403,18 +192,18 @@ def bitwise(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
 def bitwise_not(input: Any) -> ExactTensor:
     t = as_exact(input)
     if t.dtype == torch.bool:
-        return unary(_logical_not, t)
+        return unary(logical_not_kernel, t)
     if is_float(t.dtype):
         raise unsupported("~ on a float tensor (torch raises)")
     return unary(operator.invert, t)
 
 
 def logical_not(input: Any) -> ExactTensor:
-    return unary(_logical_not, input, out_dtype=torch.bool)
+    return unary(logical_not_kernel, input, out_dtype=torch.bool)
 
 
 def neg(input: Any) -> ExactTensor:
-    return unary(_neg, input)
+    return unary(neg_kernel, input)
 
 
 def pos(input: Any) -> ExactTensor:
@@ -422,7 +211,7 @@ def pos(input: Any) -> ExactTensor:
 
 
 def abs_(input: Any) -> ExactTensor:
-    return unary(_abs, input)
+    return unary(abs_kernel, input)
 
 
 def _float_unary(kernel: Callable[[Any], Any]) -> Callable[..., ExactTensor]:
@@ -437,23 +226,23 @@ def _float_unary(kernel: Callable[[Any], Any]) -> Callable[..., ExactTensor]:
 exp = _float_unary(exp_scalar)
 log = _float_unary(log_scalar)
 sqrt = _float_unary(sqrt_scalar)
-reciprocal = _float_unary(_reciprocal)
+reciprocal = _float_unary(reciprocal_kernel)
 
 
 def sign(input: Any) -> ExactTensor:
-    return unary(_sign, input)
+    return unary(sign_kernel, input)
 
 
 def isnan(input: Any) -> ExactTensor:
-    return unary(_isnan, input, out_dtype=torch.bool)
+    return unary(isnan_kernel, input, out_dtype=torch.bool)
 
 
 def isinf(input: Any) -> ExactTensor:
-    return unary(_isinf, input, out_dtype=torch.bool)
+    return unary(isinf_kernel, input, out_dtype=torch.bool)
 
 
 def isfinite(input: Any) -> ExactTensor:
-    return unary(_isfinite, input, out_dtype=torch.bool)
+    return unary(isfinite_kernel, input, out_dtype=torch.bool)
 
 
 def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> ExactTensor:
@@ -468,14 +257,14 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> E
 
 
 def _clamp_low(x: Any, lo: Any) -> Any:
-    first = _nan_first(x, lo)
+    first = nan_first(x, lo)
     if first is not None:
         return first
     return lo if bool(x < lo) else x
 
 
 def _clamp_high(x: Any, hi: Any) -> Any:
-    first = _nan_first(x, hi)
+    first = nan_first(x, hi)
     if first is not None:
         return first
     return hi if bool(x > hi) else x

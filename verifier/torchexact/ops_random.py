@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from verifier.torchexact.noise import Scaled, Unif
 from verifier.torchexact.session import current_session
 from verifier.torchexact.tensor import (
     ExactTensor,
@@ -28,9 +29,7 @@ from verifier.torchexact.tensor import (
 )
 from verifier.torchexact.values import (
     LogR,
-    Scaled,
     Special,
-    Unif,
     Uninit,
     UninitialisedRead,
     describe,

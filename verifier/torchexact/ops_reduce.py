@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.torchexact.ops_elementwise import div_scalar, exp_scalar, log_scalar
+from verifier.torchexact.kernels import div_scalar, exp_scalar, log_scalar
+from verifier.torchexact.noise import LogE, NoiseRecord, Opaque, PendingRace, Race, Scaled
 from verifier.torchexact.tensor import (
     ExactTensor,
     as_exact,
@@ -29,17 +30,7 @@ from verifier.torchexact.tensor import (
     make,
     read_scalar,
 )
-from verifier.torchexact.values import (
-    LogE,
-    NoiseRecord,
-    Opaque,
-    PendingRace,
-    Race,
-    Scaled,
-    Special,
-    Uninit,
-    unsupported,
-)
+from verifier.torchexact.values import Special, Uninit, unsupported
 
 __all__ = ["REDUCE"]
 

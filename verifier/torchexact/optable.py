@@ -13,13 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 from verifier.torchexact.ops_elementwise import BINARY, UNARY
+from verifier.torchexact.ops_factory import FACTORY
 from verifier.torchexact.ops_random import RANDOM
 from verifier.torchexact.ops_reduce import REDUCE
 from verifier.torchexact.ops_shape import SHAPE
 
 __all__ = ["INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES", "supported_ops"]
 
-OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **RANDOM}
+OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **FACTORY,
+                                      **RANDOM}
 
 #: In-place ops that are not ``op`` + write-back.
 INPLACE_ONLY: frozenset[str] = frozenset(

@@ -17,13 +17,9 @@ from typing import Any, Literal
 import torch
 
 from verifier.random_source import ExactRandom
+from verifier.torchexact.noise import NoiseRecord, UniformRecord
 from verifier.torchexact.tensor import GRID_BITS
-from verifier.torchexact.values import (
-    NoiseRecord,
-    UniformRecord,
-    rng_var,
-    unsupported,
-)
+from verifier.torchexact.values import rng_var, unsupported
 
 __all__ = ["Session", "UniformMode", "current_session", "session"]
 

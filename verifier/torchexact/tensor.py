@@ -19,13 +19,12 @@ import numpy as np
 import torch
 
 from verifier.random_source import LazyToken
+from verifier.torchexact.noise import PendingRace, Unif
 from verifier.torchexact.values import (
     LogR,
     NanFlag,
     NonFiniteValue,
-    PendingRace,
     Special,
-    Unif,
     Uninit,
     UninitialisedRead,
     describe,
