@@ -440,3 +440,21 @@ def test_seeding_to_the_process_seed_before_the_first_draw_still_replays() -> No
 
     torch.manual_seed(5)
     assert dict(torch_output_distribution(seeded_twice, P, Q).items()) == {0: 1}
+
+
+def test_randint_uniform_and_bernoulli_draws_are_exact() -> None:
+    def uniform_draft(p: torch.Tensor, q: torch.Tensor) -> Any:
+        # draft from the uniform q via randint, accept with a Bernoulli of p(x) / max q
+        x = torch.randint(0, p.numel(), (1,))
+        coin = torch.bernoulli(p[x] / p.max())
+        return x if bool(coin) else -1
+
+    law = torch_output_distribution(uniform_draft, P, Q, uniform="continuous")
+    assert dict(law.items()) == {0: F(1, 6), 1: F(1, 3), 2: F(1, 6), -1: F(1, 3)}
+
+    def shifted(p: torch.Tensor, q: torch.Tensor) -> Any:
+        u = torch.empty(1).uniform_(0.5, 1.0)
+        return 1 if bool(u < 0.75) else 0
+
+    law = torch_output_distribution(shifted, P, Q)
+    assert dict(law.items()) == {0: F(1, 2), 1: F(1, 2)}

@@ -32,6 +32,9 @@ def _op_name(func: Any) -> str:
 class ExactMode(TorchFunctionMode):
     """Every torch function and Tensor method, on exact tensors."""
 
+    #: When a set, every op name dispatched is added to it (the op-table tests use it).
+    record: set[str] | None = None
+
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         kwargs = dict(kwargs or {})
@@ -51,6 +54,8 @@ class ExactMode(TorchFunctionMode):
             return object.__hash__(args[0])
         if name is None:
             raise unsupported(f"the torch operation {func!r}")
+        if ExactMode.record is not None:
+            ExactMode.record.add(name)
         if name in PASSTHROUGH and name != "result_type":
             return func(*args, **kwargs)
         impl = OPS.get(name)

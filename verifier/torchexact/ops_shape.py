@@ -227,6 +227,14 @@ def gather(input: Any, dim: Any, index: Any, *, sparse_grad: bool = False) -> Ex
                 t.dtype)
 
 
+def take_along_dim(input: Any, indices: Any, dim: Any = None) -> ExactTensor:
+    t = as_exact(input)
+    if dim is None:
+        flat = make(t.arr.reshape(-1), t.dtype)
+        return gather(flat, 0, make(as_exact(indices).arr.reshape(-1), torch.int64))
+    return gather(t, dim, indices)
+
+
 def scatter(input: Any, dim: Any, index: Any, src: Any = None, *, value: Any = None,
             reduce: Any = None) -> ExactTensor:
     return scatter_(clone(input), dim, index, src, value=value, reduce=reduce)
@@ -441,7 +449,7 @@ SHAPE: dict[str, Any] = {
     "__repr__": represent, "__str__": represent, "__format__": format_,
     "__getitem__": getitem, "__setitem__": setitem, "index_put_": index_put_,
     "index_put": index_put, "copy_": copy_, "fill_": fill_, "zero_": zero_,
-    "gather": gather, "take_along_dim": gather, "scatter": scatter, "scatter_": scatter_,
+    "gather": gather, "take_along_dim": take_along_dim, "scatter": scatter, "scatter_": scatter_,
     "index_select": index_select, "nonzero": nonzero,
     "view": view, "reshape": reshape, "flatten": flatten, "expand": expand,
     "expand_as": expand_as, "repeat": repeat, "unsqueeze": unsqueeze, "squeeze": squeeze,
