@@ -9,7 +9,7 @@ from torch.overrides import TorchFunctionMode
 
 from verifier.torchexact.ops_elementwise import where
 from verifier.torchexact.ops_shape import t_, write_into
-from verifier.torchexact.optable import INPLACE_ONLY, OPS, PASSTHROUGH, PROPERTIES
+from verifier.torchexact.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES
 from verifier.torchexact.tensor import ExactTensor, as_exact
 from verifier.torchexact.values import unsupported
 
@@ -62,8 +62,7 @@ class ExactMode(TorchFunctionMode):
         if impl is not None:
             return _call(impl, name, args, kwargs)
         base = _AUGMENTED.get(name)
-        if base is None and name.endswith("_") and not name.startswith("_") \
-                and name not in INPLACE_ONLY:
+        if base is None and name.endswith("_") and name[:-1] in INPLACE_BASES:
             base = name[:-1]
         if base is not None and base in OPS:
             target = args[0]

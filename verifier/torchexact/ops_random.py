@@ -37,7 +37,7 @@ from verifier.torchexact.values import (
     user_location,
 )
 
-__all__ = ["RANDOM"]
+__all__ = ["RANDOM", "REFUSED"]
 
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
@@ -202,6 +202,9 @@ def _refuse(name: str) -> Any:
 
     return fn
 
+
+#: Random ops whose laws are not rational: kept in the table only to refuse them by name.
+REFUSED: frozenset[str] = frozenset({"randn", "randn_like", "normal_", "normal"})
 
 RANDOM: dict[str, Any] = {
     "rand": rand, "rand_like": rand_like, "uniform_": uniform_,

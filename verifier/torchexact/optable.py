@@ -14,14 +14,20 @@ from typing import Any
 
 from verifier.torchexact.ops_elementwise import BINARY, UNARY
 from verifier.torchexact.ops_factory import FACTORY
-from verifier.torchexact.ops_random import RANDOM
+from verifier.torchexact.ops_random import RANDOM, REFUSED
 from verifier.torchexact.ops_reduce import REDUCE
 from verifier.torchexact.ops_shape import SHAPE
 
-__all__ = ["INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES", "supported_ops"]
+__all__ = ["INPLACE_BASES", "INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES",
+           "supported_ops"]
 
 OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **FACTORY,
                                       **RANDOM}
+
+#: Ops whose ``op_`` in-place form is ``op`` then a write into ``self`` (in its dtype).
+INPLACE_BASES: frozenset[str] = frozenset(
+    n for n in (*UNARY, *BINARY) if n.isidentifier() and not n.startswith("_")
+    and n not in ("where",)) | {"index_put", "scatter"}
 
 #: In-place ops that are not ``op`` + write-back.
 INPLACE_ONLY: frozenset[str] = frozenset(
@@ -42,7 +48,7 @@ PASSTHROUGH: frozenset[str] = frozenset(
 
 
 def supported_ops() -> list[str]:
-    """Sorted public names of the table (for documentation)."""
-    return sorted({*OPS, *(f"{n}_" for n in OPS if n.isidentifier() and not n.startswith("_")
-                           and not n.endswith("_")), *PROPERTIES, *PASSTHROUGH, "T",
+    """Sorted names of the ops and attributes exact mode runs (the README's table)."""
+    return sorted({*(n for n in OPS if not n.startswith("__") and n not in REFUSED),
+                   *(f"{n}_" for n in INPLACE_BASES), *PROPERTIES, *PASSTHROUGH, "T",
                    "finfo"})
