@@ -7,6 +7,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from verifier.errors import SpecexactError
 from verifier.torchexact.ops_elementwise import where
 from verifier.torchexact.ops_shape import t_, write_into
 from verifier.torchexact.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES
@@ -74,16 +75,25 @@ class ExactMode(TorchFunctionMode):
                           "table of verifier.torchexact.optable)")
 
 
+#: Errors an exact implementation may raise only by its own failure (or a call form
+#: it does not support): reported as "no verdict", never as a crash of the code.
+_TOOL_ERRORS = (TypeError, ValueError, AttributeError, KeyError, AssertionError, NameError,
+                ZeroDivisionError)
+
+
 def _call(impl: Any, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
     try:
         return impl(*args, **kwargs)
-    except TypeError as error:
+    except SpecexactError:
+        raise
+    except _TOOL_ERRORS as error:
         if error.__traceback__ is not None and error.__traceback__.tb_next is None:
-            # The arguments did not bind to the exact implementation: a call form
-            # the table does not support, not a crash of the code under test.
             raise unsupported(f"torch.{name} called as ({_shape_of_call(args, kwargs)}): "
                               f"{error}") from error
-        raise
+        # A shape mismatch torch would report as RuntimeError, or a failure of the
+        # exact implementation: either way no verdict rather than a wrong one.
+        raise unsupported(f"torch.{name} on these arguments (the exact implementation "
+                          f"raised {type(error).__name__}: {error})") from error
 
 
 def _shape_of_call(args: Any, kwargs: dict[str, Any]) -> str:

@@ -60,7 +60,7 @@ def to_bool(self: Any) -> bool:
 
 def to_int(self: Any) -> Any:
     x = _one(as_exact(self), "int(tensor)")
-    return x if isinstance(x, LazyToken) else int(x)
+    return x.value() if isinstance(x, LazyToken) else int(x)  # int() fixes the token
 
 
 def to_index(self: Any) -> Any:
