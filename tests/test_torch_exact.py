@@ -458,3 +458,12 @@ def test_randint_uniform_and_bernoulli_draws_are_exact() -> None:
 
     law = torch_output_distribution(shifted, P, Q)
     assert dict(law.items()) == {0: F(1, 2), 1: F(1, 2)}
+
+
+def test_item_values_compare_with_python_floats() -> None:
+    def coin(p: torch.Tensor, q: torch.Tensor) -> Any:
+        u = torch.rand(1).item()
+        return 0 if u < 0.25 else 1
+
+    law = torch_output_distribution(coin, P, Q)
+    assert dict(law.items()) == {0: F(1, 4), 1: F(3, 4)}

@@ -74,6 +74,8 @@ class Unif:
             return Fraction(other.value())
         if isinstance(other, (Fraction, int)) and not isinstance(other, bool):
             return Fraction(other)
+        if isinstance(other, float) and math.isfinite(other):
+            return Fraction(other)  # a Python float (``.item()`` code) is an exact dyadic
         raise unsupported(f"'{op}' between a torch.rand uniform and {describe(other)}")
 
     def _pass(self, other: Any) -> bool:
@@ -137,6 +139,8 @@ class Unif:
     def compare(self, op: str, other: Any) -> Any:
         if isinstance(other, Uninit):
             return other
+        if isinstance(other, float) and not math.isfinite(other):
+            other = Special.make(other, "a float constant")
         if isinstance(other, Special):
             if other.is_nan:
                 return op == "!="
