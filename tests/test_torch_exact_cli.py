@@ -85,3 +85,28 @@ def test_torch_chain_step(module: Path) -> None:
                        "--gamma", "2", "--kind", "step", "--vocab-sizes", "2..2",
                        "--examples", "1", "--horizon", "2")
     assert code == 0, out
+
+
+NUMPY_SOURCE = '''
+import numpy as np
+
+def textbook(p, q, rng):
+    x = rng.choice(len(q), p=q)
+    if rng.random() < p[x] / q[x]:
+        return x
+    r = np.maximum(p - q, 0)
+    return rng.choice(len(r), p=r / r.sum())
+
+def naive(p, q, rng):
+    x = rng.choice(len(q), p=q)
+    if rng.random() < p[x] / q[x]:
+        return x
+    return rng.choice(len(p), p=p)
+'''
+
+
+def test_numpy_mode(tmp_path: Path) -> None:
+    path = tmp_path / "numpy_rules.py"
+    path.write_text(NUMPY_SOURCE)
+    assert run("audit", f"{path}:textbook", "--numpy", *SMALL)[0] == 0
+    assert run("audit", f"{path}:naive", "--numpy", *SMALL)[0] == 1

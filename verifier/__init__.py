@@ -53,6 +53,7 @@ from verifier.torch_adapter import torch_sampler
 from verifier.torchexact import (
     assert_torch_preserves_target,
     check_torch_sampler,
+    numpy_output_distribution,
     torch_output_distribution,
     torch_randomness_reason,
     torch_step,
@@ -116,6 +117,7 @@ __all__ = [
     "format_table",
     "iid_acceptance",
     "iid_expected_tokens",
+    "numpy_output_distribution",
     "output_distribution",
     "prove",
     "random_model_pair",

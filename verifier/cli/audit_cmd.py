@@ -115,6 +115,12 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
     randomness)."""
     from verifier.torchexact import torch_randomness_reason
 
+    if getattr(args, "numpy", False):
+        if getattr(args, "torch", False) or kind != "sampler":
+            msg = "--numpy applies to samplers fn(p, q, rng), without --torch"
+            raise InvalidArgument(msg)
+        from verifier.torchexact.numpy_generator import numpy_rng_sampler
+        return numpy_rng_sampler(fn), "sampler"
     if not getattr(args, "torch", False):
         reason = torch_randomness_reason(fn) if kind == "sampler" else None
         if reason is not None:

@@ -150,6 +150,10 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
         "generators are modelled exactly (see verifier.torchexact).")
     torch_mode.add_argument("--torch", action="store_true",
                             help="run the target as torch code in exact mode")
+    torch_mode.add_argument("--numpy", action="store_true",
+                            help="run fn(p, q, rng) with p, q as numpy object arrays of "
+                                 "exact values and rng a numpy.random.Generator stand-in "
+                                 "(random, uniform, integers, choice) in exact mode")
     torch_mode.add_argument("--torch-signature", choices=("single", "chain", "hf"),
                             default="single",
                             help="single: fn(p, q[, generator]) -> token; chain: "

@@ -21,6 +21,7 @@ __all__ = [
     "assert_torch_preserves_target",
     "check_torch_decode",
     "check_torch_sampler",
+    "numpy_output_distribution",
     "torch_decode_distribution",
     "torch_output_distribution",
     "torch_randomness_reason",
@@ -113,3 +114,13 @@ def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
     from verifier.torchexact import decode
     return decode.check_torch_decode(fn, target, draft, max_new_tokens=max_new_tokens,
                                      **options)
+
+
+def numpy_output_distribution(fn: Callable[[Any, Any, Any], Any], p: Sequence[Any],
+                              q: Sequence[Any], **options: Any) -> Any:
+    """Exact law of numpy code ``fn(p, q, rng)`` drawing from a ``numpy.random.Generator``.
+
+    See :mod:`verifier.torchexact.numpy_generator` (numpy only, no torch needed).
+    """
+    from verifier.torchexact import numpy_generator
+    return numpy_generator.numpy_output_distribution(fn, p, q, **options)
