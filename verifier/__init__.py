@@ -59,6 +59,14 @@ from verifier.modes import (
     torch_sampler,
 )
 from verifier.modes.symbolic import ProofResult, prove
+from verifier.modes.torch_exact import (
+    assert_torch_preserves_target,
+    check_torch_sampler,
+    numpy_output_distribution,
+    torch_output_distribution,
+    torch_randomness_reason,
+    torch_step,
+)
 from verifier.numbers import as_distribution, to_fraction
 from verifier.steps import (
     CacheDivergence,
@@ -126,10 +134,12 @@ __all__ = [
     "as_distribution",
     "assert_preserves_target",
     "assert_step_preserves_target",
+    "assert_torch_preserves_target",
     "check_floats",
     "check_grid",
     "check_sampler",
     "check_step",
+    "check_torch_sampler",
     "compare_decodes",
     "compare_laws",
     "decode_distribution",
@@ -139,6 +149,7 @@ __all__ = [
     "format_table",
     "iid_acceptance",
     "iid_expected_tokens",
+    "numpy_output_distribution",
     "output_distribution",
     "prove",
     "random_model_pair",
@@ -147,6 +158,9 @@ __all__ = [
     "step_law",
     "target_distribution",
     "to_fraction",
+    "torch_output_distribution",
+    "torch_randomness_reason",
     "torch_sampler",
+    "torch_step",
     "total_variation",
 ]

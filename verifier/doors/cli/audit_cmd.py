@@ -108,9 +108,39 @@ def _merge(results: list[AuditResult | str], options: AuditOptions, name: str) -
     return AuditResult(options.kind, name, options, cases, None, coverage)
 
 
+def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
+                ) -> tuple[Callable[..., Any], str]:
+    """With --torch, the target as an engine sampler or step; without it, refuse torch
+    code that draws from torch's generators (the engine could only call it hidden
+    randomness)."""
+    from verifier.modes.torch_exact import torch_randomness_reason
+
+    if getattr(args, "numpy", False):
+        if getattr(args, "torch", False) or kind != "sampler":
+            msg = "--numpy applies to samplers fn(p, q, rng), without --torch"
+            raise InvalidArgument(msg)
+        from verifier.modes.torch_exact.numpy_generator import numpy_rng_sampler
+        return numpy_rng_sampler(fn), "sampler"
+    if not getattr(args, "torch", False):
+        reason = torch_randomness_reason(fn) if kind == "sampler" else None
+        if reason is not None:
+            raise InvalidArgument(reason)
+        return fn, kind
+    if args.jobs not in (None, 1):
+        msg = "--torch audits run in one process; drop --jobs"
+        raise InvalidArgument(msg)
+    if args.torch_signature == "single":
+        from verifier.modes.torch_exact import torch_rng_sampler
+        return torch_rng_sampler(fn), "sampler"
+    from verifier.modes.torch_exact import torch_step
+    return torch_step(fn, signature=args.torch_signature, gamma=args.gamma,
+                      uniform="continuous"), "step"
+
+
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     target: str = args.target
     fn, kind = resolve(target, args.kind)
+    fn, kind = _torch_mode(fn, kind, args)
     args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
     _check_modes(args, kind)
     if args.statistical:

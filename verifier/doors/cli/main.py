@@ -144,6 +144,24 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
     group.add_argument("--uniform-bits", type=_positive_int, metavar="K",
                        help="model rng.random() as the grid of K-bit values in [0, 1), "
                             "0 included (24 = torch.rand float32, 53 = float64)")
+    torch_mode = audit.add_argument_group(
+        "torch exact mode",
+        "For unmodified torch code: torch.rand, multinomial, exponential races and "
+        "generators are modelled exactly (see verifier.modes.torch_exact).")
+    torch_mode.add_argument("--torch", action="store_true",
+                            help="run the target as torch code in exact mode")
+    torch_mode.add_argument("--numpy", action="store_true",
+                            help="run fn(p, q, rng) with p, q as numpy object arrays of "
+                                 "exact values and rng a numpy.random.Generator stand-in "
+                                 "(random, uniform, integers, choice) in exact mode")
+    torch_mode.add_argument("--torch-signature", choices=("single", "chain", "hf"),
+                            default="single",
+                            help="single: fn(p, q[, generator]) -> token; chain: "
+                                 "fn(draft_ids, draft_probs, target_probs) -> [1, k+1] "
+                                 "padded with -1; hf: transformers' _speculative_sampling")
+    torch_mode.add_argument("--gamma", type=_positive_int, default=2, metavar="K",
+                            help="drafts per step for --torch-signature chain/hf "
+                                 "(default 2)")
     stats = audit.add_argument_group(
         "black-box statistical audit",
         "For samplers that use their own randomness: fn(p, q, rng) gets numpy float64 "

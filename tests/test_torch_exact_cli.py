@@ -1,0 +1,112 @@
+"""``specexact audit --torch``: torch code through the existing audit and search."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from verifier.doors.cli import main
+
+SOURCE = '''
+import torch
+
+def textbook(p, q, generator):
+    x = torch.multinomial(q, 1, generator=generator)
+    if torch.rand(1, generator=generator) < p[x] / q[x]:
+        return x
+    r = torch.clamp(p - q, min=0)
+    return torch.multinomial(r / r.sum(), 1, generator=generator)
+
+def naive(p, q):
+    x = torch.multinomial(q, 1)
+    if torch.rand(1) < p[x] / q[x]:
+        return x
+    return torch.multinomial(p, 1)
+
+def inclusive(p, q):
+    x = torch.multinomial(q, 1)
+    if torch.rand(1) <= p[x] / q[x]:
+        return x
+    r = torch.clamp(p - q, min=0)
+    return torch.multinomial(r / r.sum(), 1)
+
+def chain(ids, draft_probs, target_probs):
+    k = ids.shape[1]
+    out = torch.full((1, k + 1), -1, dtype=torch.long)
+    for i in range(k):
+        x = ids[0, i]
+        if torch.rand(1) < target_probs[0, i, x] / draft_probs[0, i, x]:
+            out[0, i] = x
+        else:
+            r = torch.clamp(target_probs[0, i] - draft_probs[0, i], min=0)
+            out[0, i] = torch.multinomial(r, 1)[0]
+            return out
+    out[0, k] = torch.multinomial(target_probs[0, k], 1)[0]
+    return out
+'''
+
+
+@pytest.fixture
+def module(tmp_path: Path) -> Path:
+    path = tmp_path / "torch_rules.py"
+    path.write_text(SOURCE)
+    return path
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+SMALL = ("--vocab-sizes", "2..2", "--examples", "2")
+
+
+def test_without_torch_mode_the_cli_says_use_torch(module: Path) -> None:
+    for name in ("textbook", "naive"):
+        code, _, err = run("audit", f"{module}:{name}", *SMALL)
+        assert code == 2
+        assert "this function draws from torch's generator; use --torch" in err
+
+
+def test_torch_mode_passes_and_fails(module: Path) -> None:
+    assert run("audit", f"{module}:textbook", "--torch", *SMALL)[0] == 0
+    code, out, _ = run("audit", f"{module}:naive", "--torch", *SMALL)
+    assert code == 1 and "FAIL" in out
+    code, out, _ = run("audit", f"{module}:inclusive", "--torch", "--uniform-bits", "24",
+                       *SMALL)
+    assert code == 1 and "FAIL" in out
+
+
+def test_torch_chain_step(module: Path) -> None:
+    code, out, _ = run("audit", f"{module}:chain", "--torch", "--torch-signature", "chain",
+                       "--gamma", "2", "--kind", "step", "--vocab-sizes", "2..2",
+                       "--examples", "1", "--horizon", "2")
+    assert code == 0, out
+
+
+NUMPY_SOURCE = '''
+import numpy as np
+
+def textbook(p, q, rng):
+    x = rng.choice(len(q), p=q)
+    if rng.random() < p[x] / q[x]:
+        return x
+    r = np.maximum(p - q, 0)
+    return rng.choice(len(r), p=r / r.sum())
+
+def naive(p, q, rng):
+    x = rng.choice(len(q), p=q)
+    if rng.random() < p[x] / q[x]:
+        return x
+    return rng.choice(len(p), p=p)
+'''
+
+
+def test_numpy_mode(tmp_path: Path) -> None:
+    path = tmp_path / "numpy_rules.py"
+    path.write_text(NUMPY_SOURCE)
+    assert run("audit", f"{path}:textbook", "--numpy", *SMALL)[0] == 0
+    assert run("audit", f"{path}:naive", "--numpy", *SMALL)[0] == 1

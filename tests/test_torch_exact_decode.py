@@ -1,0 +1,79 @@
+"""The ``decode`` signature: whole torch generation loops with exact toy LMs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import torch
+
+from verifier.modes.torch_exact.decode import check_torch_decode, torch_decode_distribution
+from verifier.steps.models import TableModel, random_model_pair
+
+F = Fraction
+
+
+def _probs(model: Any, ids: torch.Tensor) -> torch.Tensor:
+    out = model(ids)
+    logits = out.logits if hasattr(out, "logits") else out
+    return torch.softmax(logits[:, -1, :], dim=-1)
+
+
+def speculative_loop(input_ids: torch.Tensor, draft_model: Any, target_model: Any,
+                     max_new_tokens: int, gamma: int = 2, fresh_fallback: bool = True
+                     ) -> torch.Tensor:
+    """An assisted-generation loop: gamma drafts, one target pass, textbook verification."""
+    start = input_ids.shape[1]
+    while input_ids.shape[1] < start + max_new_tokens:
+        cur = input_ids
+        qs = []
+        for _ in range(gamma):
+            q = _probs(draft_model, cur)
+            x = torch.multinomial(q, 1)
+            qs.append(q[0])
+            cur = torch.cat([cur, x], dim=1)
+        out = target_model(cur)
+        logits = out.logits if hasattr(out, "logits") else out
+        p = torch.softmax(logits[0, -gamma - 1:, :], dim=-1)
+        n = input_ids.shape[1]
+        accepted = 0
+        for i in range(gamma):
+            x = cur[0, n + i]
+            if torch.rand(1) < p[i, x] / qs[i][x]:
+                accepted += 1
+            else:
+                break
+        if accepted == gamma:
+            nxt = torch.multinomial(p[gamma], 1)
+        else:
+            base = p[accepted] if fresh_fallback else qs[accepted]
+            r = torch.clamp(base - qs[accepted], min=0) if fresh_fallback else p[accepted]
+            nxt = torch.multinomial(r / r.sum(), 1)
+        input_ids = torch.cat([cur[:, : n + accepted], nxt.view(1, 1)], dim=1)
+    return input_ids
+
+
+def naive_loop(input_ids: torch.Tensor, draft_model: Any, target_model: Any,
+               max_new_tokens: int) -> torch.Tensor:
+    """Bug: resample from p after a rejection."""
+    return speculative_loop(input_ids, draft_model, target_model, max_new_tokens,
+                            fresh_fallback=False)
+
+
+@pytest.mark.parametrize("output", ["tensor", "object"])
+def test_speculative_loop_preserves_the_target(output: str) -> None:
+    target, draft = random_model_pair(2, seed=3)
+    comparison = check_torch_decode(speculative_loop, target, draft, max_new_tokens=3,
+                                    output=output)
+    assert comparison.equal, comparison.difference
+
+
+def test_naive_loop_fails() -> None:
+    target = TableModel({}, default=[F(1, 3), F(2, 3)])
+    draft = TableModel({}, default=[F(2, 3), F(1, 3)])
+    comparison = check_torch_decode(naive_loop, target, draft, max_new_tokens=1)
+    assert not comparison.equal
+    law = torch_decode_distribution(naive_loop, target, draft, max_new_tokens=1)
+    # min(p, q) + (1 - A) p with A = 2/3
+    assert law[(0,)] == F(1, 3) + F(1, 3) * F(1, 3)

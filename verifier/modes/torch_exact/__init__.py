@@ -1,0 +1,126 @@
+"""Exact mode for unmodified torch code.
+
+Importing this package does not import torch; each entry point imports it
+when called (and raises :class:`~verifier.errors.MissingDependency` without it).
+
+>>> from verifier.modes.torch_exact import check_torch_sampler   # doctest: +SKIP
+>>> check_torch_sampler(my_torch_fn, ["1/2", "1/2"], ["1/4", "3/4"]).passed  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from verifier.errors import MissingDependency
+from verifier.exact.tree import Budget
+from verifier.modes.torch_exact.detect import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
+
+__all__ = [
+    "TORCH_RANDOMNESS_MESSAGE",
+    "assert_torch_preserves_target",
+    "check_torch_decode",
+    "check_torch_sampler",
+    "numpy_output_distribution",
+    "torch_decode_distribution",
+    "torch_output_distribution",
+    "torch_randomness_reason",
+    "torch_rng_sampler",
+    "torch_step",
+]
+
+
+def _need_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        msg = ("torch exact mode needs torch (the CPU build is enough); install it with "
+               "'pip install torch' or the 'torch' extra of specexact")
+        raise MissingDependency(msg) from None
+
+
+def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any],
+                              *, dtype: Any = "float32", uniform: Any = "dtype",
+                              budget: Budget | None = None) -> Any:
+    """The exact law (a ``Distribution``) of the token torch code ``fn(p, q)`` returns.
+
+    See :func:`verifier.modes.torch_exact.api.torch_output_distribution`.
+    """
+    _need_torch()
+    from verifier.modes.torch_exact import api
+    return api.torch_output_distribution(fn, p, q, dtype=dtype, uniform=uniform,
+                                         budget=budget)
+
+
+def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any], *,
+                        dtype: Any = "float32", uniform: Any = "dtype",
+                        budget: Budget | None = None, tolerance: Any = None) -> Any:
+    """Exact verdict (a ``FloatVerdict``) on torch code ``fn(p, q[, generator])``.
+
+    See :func:`verifier.modes.torch_exact.api.check_torch_sampler`.
+    """
+    _need_torch()
+    from verifier.modes.torch_exact import api
+    return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform, budget=budget,
+                                   tolerance=tolerance)
+
+
+def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
+               dtype: Any = "float32", uniform: Any = "dtype") -> Any:
+    """A decoding step running torch verification code (``"chain"`` or ``"hf"``).
+
+    See :mod:`verifier.modes.torch_exact.steps`.
+    """
+    _need_torch()
+    from verifier.modes.torch_exact import steps
+    return steps.torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
+                            uniform=uniform)
+
+
+def torch_rng_sampler(fn: Callable[..., Any]) -> Any:
+    """Torch code ``fn(p, q[, generator])`` as an engine sampler ``(p, q, rng) -> token``."""
+    _need_torch()
+    from verifier.modes.torch_exact import api
+    return api.as_rng_sampler(fn)
+
+
+def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "single",
+                                  **options: Any) -> int:
+    """``AssertionError`` with the exact witness unless torch code ``fn`` preserves p.
+
+    See :func:`verifier.modes.torch_exact.assertion.assert_torch_preserves_target`.
+    """
+    _need_torch()
+    from verifier.modes.torch_exact import assertion
+    return assertion.assert_torch_preserves_target(fn, signature=signature, **options)
+
+
+def torch_decode_distribution(fn: Callable[..., Any], target: Any, draft: Any, *,
+                              max_new_tokens: int, **options: Any) -> Any:
+    """Exact law of a whole torch generation loop ``fn(input_ids, draft, target, n)``.
+
+    See :mod:`verifier.modes.torch_exact.decode`.
+    """
+    _need_torch()
+    from verifier.modes.torch_exact import decode
+    return decode.torch_decode_distribution(fn, target, draft,
+                                            max_new_tokens=max_new_tokens, **options)
+
+
+def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
+                       max_new_tokens: int, **options: Any) -> Any:
+    """Compare a torch generation loop's exact law with the target's (a ``Comparison``)."""
+    _need_torch()
+    from verifier.modes.torch_exact import decode
+    return decode.check_torch_decode(fn, target, draft, max_new_tokens=max_new_tokens,
+                                     **options)
+
+
+def numpy_output_distribution(fn: Callable[[Any, Any, Any], Any], p: Sequence[Any],
+                              q: Sequence[Any], **options: Any) -> Any:
+    """Exact law of numpy code ``fn(p, q, rng)`` drawing from a ``numpy.random.Generator``.
+
+    See :mod:`verifier.modes.torch_exact.numpy_generator` (numpy only, no torch needed).
+    """
+    from verifier.modes.torch_exact import numpy_generator
+    return numpy_generator.numpy_output_distribution(fn, p, q, **options)

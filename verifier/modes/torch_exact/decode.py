@@ -1,0 +1,147 @@
+"""The ``decode`` signature: a whole torch generation loop, enumerated exactly.
+
+``fn(input_ids [1, n], draft_model, target_model, max_new_tokens) -> output_ids
+[1, n + m]``.  specexact hands exact toy language models as torch callables:
+``model(input_ids) -> logits [1, L, V]`` whose row ``i`` is the exact log of
+the model's next-token law after ``input_ids[0, :i + 1]`` (``log 0 = -inf``),
+or (``output="object"``) the same logits as the ``.logits`` attribute of the
+returned object, as transformers' models return them.
+
+The law of the first ``max_new_tokens`` generated tokens is compared with
+the target model's own law of continuations of the prompt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import torch
+
+from verifier.distribution import Distribution
+from verifier.errors import InvalidArgument
+from verifier.exact.engine import enumerate_law
+from verifier.exact.random_source import ExactRandom, LazyToken
+from verifier.exact.tree import Budget
+from verifier.exact.verdict import Comparison, compare_laws
+from verifier.modes.torch_exact.api import check_uniform
+from verifier.modes.torch_exact.session import session
+from verifier.modes.torch_exact.tensor import ExactTensor, as_exact, make, read_scalar
+from verifier.modes.torch_exact.unwrap import unwrap
+from verifier.modes.torch_exact.values import LogR, Special, unsupported
+from verifier.steps.decode import target_distribution
+
+__all__ = ["ExactLM", "LMOutput", "check_torch_decode", "torch_decode_distribution"]
+
+
+@dataclass(frozen=True)
+class LMOutput:
+    """What a transformers model returns, reduced to ``.logits``."""
+
+    logits: ExactTensor
+
+
+class ExactLM:
+    """An exact toy model ``prefix -> row`` as a torch callable ``model(input_ids)``."""
+
+    def __init__(self, model: Callable[[tuple[int, ...]], Sequence[Any]], *,
+                 output: str = "tensor") -> None:
+        if output not in ("tensor", "object"):
+            msg = f"output={output!r} must be 'tensor' (logits) or 'object' (.logits)"
+            raise InvalidArgument(msg)
+        self.model = model
+        self.output = output
+
+    def __call__(self, input_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        ids = as_exact(input_ids)
+        if ids.arr.ndim != 2 or ids.arr.shape[0] != 1:
+            raise unsupported(f"a model call on input_ids of shape {tuple(ids.arr.shape)} "
+                              "(batch size 1 only)")
+        tokens = [_token(x) for x in ids.arr[0]]
+        rows = [list(self.model(tuple(tokens[: i + 1]))) for i in range(len(tokens))]
+        arr = np.empty((1, len(rows), len(rows[0])), dtype=object)
+        for i, row in enumerate(rows):
+            arr[0, i, :] = [LogR.of(Fraction(x)) if x > 0
+                            else Special(-math.inf, "log(0) of a model row") for x in row]
+        logits = make(arr, torch.float32)
+        return logits if self.output == "tensor" else LMOutput(logits)
+
+
+def _token(x: Any) -> int:
+    value = read_scalar(x, "a token fed to a model")
+    if isinstance(value, LazyToken):
+        return value.value()
+    if isinstance(value, Fraction):
+        if value.denominator != 1:
+            raise unsupported(f"a model fed the non-integer token {value}")
+        return int(value)
+    return int(value)
+
+
+def _run(fn: Callable[..., Any], target: Any, draft: Any, prompt: tuple[int, ...],
+         max_new_tokens: int, uniform: Any, output: str) -> Callable[[ExactRandom], Any]:
+    inner = unwrap(fn)
+    mode = check_uniform(uniform)
+
+    def run(rng: ExactRandom) -> Any:
+        with session(rng, mode):
+            arr = np.empty((1, len(prompt)), dtype=object)
+            arr[0, :] = list(prompt)
+            out = inner(make(arr, torch.int64), ExactLM(draft, output=output),
+                        ExactLM(target, output=output), max_new_tokens)
+            t = as_exact(out)
+            flat = list(t.arr.reshape(-1))
+            new = [read_scalar(x, "an emitted token") for x in flat[len(prompt):]]
+            return tuple(new[:max_new_tokens])
+
+    return run
+
+
+def _check_prompt(prompt: Sequence[int], max_new_tokens: int) -> tuple[int, ...]:
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
+            or max_new_tokens < 1:
+        msg = f"max_new_tokens={max_new_tokens!r} must be an integer >= 1"
+        raise InvalidArgument(msg)
+    tokens = tuple(prompt)
+    if not tokens or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
+                             for t in tokens):
+        msg = f"prompt={prompt!r} must be a non-empty sequence of token ids"
+        raise InvalidArgument(msg)
+    return tokens
+
+
+def torch_decode_distribution(fn: Callable[..., Any], target: Any, draft: Any, *,
+                              max_new_tokens: int, prompt: Sequence[int] = (0,),
+                              uniform: Any = "continuous", output: str = "tensor",
+                              budget: Budget | None = None) -> Distribution:
+    """The exact law of the first ``max_new_tokens`` tokens the loop ``fn`` generates.
+
+    ``target`` and ``draft`` are exact models ``prefix -> row`` (prefixes
+    include the prompt).  A loop that emits fewer tokens gives a shorter tuple,
+    which the comparison counts as a deviation.
+    """
+    tokens = _check_prompt(prompt, max_new_tokens)
+    return enumerate_law(_run(fn, target, draft, tokens, max_new_tokens, uniform, output),
+                         budget=budget, context={"prompt": tokens})
+
+
+def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
+                       max_new_tokens: int, prompt: Sequence[int] = (0,),
+                       uniform: Any = "continuous", output: str = "tensor",
+                       budget: Budget | None = None) -> Comparison:
+    """Compare the loop's exact law with the target's own continuations of the prompt.
+
+    ``.equal`` is the verdict; ``.difference`` the exact witness per sequence.
+    """
+    tokens = _check_prompt(prompt, max_new_tokens)
+    law = torch_decode_distribution(fn, target, draft, max_new_tokens=max_new_tokens,
+                                    prompt=tokens, uniform=uniform, output=output,
+                                    budget=budget)
+    expected = target_distribution(lambda prefix: target((*tokens, *prefix)),
+                                   max_new_tokens, budget=budget)
+    vocab = len(list(target(tokens)))
+    return compare_laws(expected, law, vocab)

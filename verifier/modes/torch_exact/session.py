@@ -1,0 +1,165 @@
+"""One exact execution of torch code: the random source, generator streams, the mode.
+
+Every draw from a ``torch.Generator`` (the global one included) is a slot of
+that generator's stream for its current seed.  Re-seeding a generator to a
+seed already used in this execution hands the same lazy draws out again, so
+``manual_seed`` before every draw shows as the dependence it creates.  The
+real generators are restored when the execution ends, so the engine sees no
+use of torch's global random state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import torch
+
+from verifier.exact.random_source import ExactRandom
+from verifier.modes.torch_exact.noise import NoiseRecord, UniformRecord
+from verifier.modes.torch_exact.tensor import GRID_BITS
+from verifier.modes.torch_exact.values import rng_var, unsupported
+
+__all__ = ["Session", "UniformMode", "current_session", "session"]
+
+UniformMode = Literal["dtype", "continuous"]
+
+_CURRENT: list[Session] = []
+
+
+def current_session() -> Session:
+    if not _CURRENT:
+        raise RuntimeError("no exact torch session is active")
+    return _CURRENT[-1]
+
+
+class _Stream:
+    __slots__ = ("slots",)
+
+    def __init__(self) -> None:
+        self.slots: list[tuple[Hashable, Any]] = []
+
+
+class Session:
+    """The state of one execution: rng, uniform mode, generator streams."""
+
+    def __init__(self, rng: ExactRandom, uniform: UniformMode) -> None:
+        self.rng = rng
+        self.uniform = uniform
+        self.uniforms = 0
+        self.noises = 0
+        self._saved: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
+        self._marker: dict[int, torch.Tensor] = {}
+        self._streams: dict[Hashable, _Stream] = {}
+        self._current: dict[int, tuple[_Stream, list[int]]] = {}
+        self.watch(torch.default_generator)
+
+    def watch(self, gen: torch.Generator) -> None:
+        """Remember a generator's state, to restore it when the execution ends."""
+        self._saved.setdefault(id(gen), (gen, gen.get_state()))
+
+    # -- streams ------------------------------------------------------------
+
+    def _stream(self, gen: torch.Generator) -> tuple[_Stream, list[int]]:
+        gid = id(gen)
+        state = gen.get_state()
+        if gid not in self._saved:
+            self._saved[gid] = (gen, state)
+        marker = self._marker.get(gid)
+        if marker is not None and torch.equal(state, marker):
+            return self._current[gid]
+        seed = gen.initial_seed()
+        if torch.equal(state, _fresh_state(seed)):
+            key: Hashable = (gid, seed)  # just seeded (again): replay from slot 0
+        else:
+            # A state we cannot place in any seed's stream (the process's own
+            # generator at the start, or a set_state): its own stream.
+            key = (gid, "state", bytes(state.numpy().tobytes()))
+        stream = self._streams.setdefault(key, _Stream())
+        current = (stream, [0])
+        self._current[gid] = current
+        return current
+
+    def _mark(self, gen: torch.Generator) -> None:
+        # Advance the real generator once so that a later re-seed is visible
+        # as a state different from this marker.
+        torch.rand(1, generator=gen)
+        self._marker[id(gen)] = gen.get_state()
+
+    def draw(self, generator: torch.Generator | None, kind: Hashable, count: int,
+             make: Callable[[], Any]) -> list[Any]:
+        """``count`` slots of ``kind`` from ``generator``'s stream (replayed after a re-seed)."""
+        gen = torch.default_generator if generator is None else generator
+        if not isinstance(gen, torch.Generator):
+            raise unsupported(f"generator={gen!r} (not a torch.Generator)")
+        stream, pos = self._stream(gen)
+        out: list[Any] = []
+        for _ in range(count):
+            i = pos[0]
+            if i < len(stream.slots):
+                had, value = stream.slots[i]
+                if had != kind:
+                    raise unsupported(
+                        f"a draw of {kind} replaying, after a re-seed, the generator "
+                        f"position that a draw of {had} used (their dependence depends "
+                        "on torch's internals)")
+            else:
+                value = make()
+                stream.slots.append((kind, value))
+            out.append(value)
+            pos[0] = i + 1
+        self._mark(gen)
+        return out
+
+    # -- draws --------------------------------------------------------------
+
+    def uniform_bits(self, dtype: torch.dtype) -> int | None:
+        if self.uniform == "continuous":
+            return None
+        bits = GRID_BITS.get(dtype)
+        if bits is None:
+            raise unsupported(f"torch.rand with dtype {dtype}")
+        return bits
+
+    def new_uniform(self, bits: int | None) -> UniformRecord:
+        self.uniforms += 1
+        return UniformRecord(self.rng.random(), bits, self.uniforms)
+
+    def new_noise(self, source: str) -> NoiseRecord:
+        self.noises += 1
+        return NoiseRecord(self.noises, source)
+
+    def restore(self) -> None:
+        for gen, state in self._saved.values():
+            gen.set_state(state)
+
+
+_FRESH: dict[int, torch.Tensor] = {}
+
+
+def _fresh_state(seed: int) -> torch.Tensor:
+    """The state of a CPU generator right after ``manual_seed(seed)``."""
+    state = _FRESH.get(seed)
+    if state is None:
+        gen = torch.Generator()
+        gen.manual_seed(seed)
+        state = _FRESH[seed] = gen.get_state()
+    return state
+
+
+@contextmanager
+def session(rng: ExactRandom, uniform: UniformMode) -> Iterator[Session]:
+    """Install the exact mode for one execution (nested sessions are not allowed)."""
+    from verifier.modes.torch_exact.mode import ExactMode
+
+    s = Session(rng, uniform)
+    token = rng_var.set(rng)
+    _CURRENT.append(s)
+    try:
+        with ExactMode():
+            yield s
+    finally:
+        _CURRENT.pop()
+        rng_var.reset(token)
+        s.restore()

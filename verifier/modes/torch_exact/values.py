@@ -1,0 +1,422 @@
+"""The elements of an exact tensor, and where they come from.
+
+An exact tensor holds, element by element, one of:
+
+* ``Fraction`` (float dtypes) or ``int`` / :class:`~verifier.exact.random_source.LazyToken`
+  (integer dtypes) or ``bool`` (bool dtype): exact values;
+* :class:`Special`: ``inf``, ``-inf`` or ``nan`` as torch computes them
+  (``1/0``, ``0/0``, ``log(0)``), remembering the op and line that made them;
+* :class:`Uninit`: memory from ``torch.empty``/``empty_like``/``new_empty``
+  that was never written;
+* :class:`LogR`: the exact logarithm ``log(r)`` of a positive rational ``r``,
+  so that ``exp(log r) = r``, ``log r1 - log r2 = log(r1/r2)``, ``m log r =
+  log(r^m)``: logits of exact models stay exact;
+* random elements: uniforms and exponential/Gumbel noise, in :mod:`.noise`.
+
+Python operators on these classes implement torch's float semantics on exact
+values; anything that would leave the exact world raises
+:class:`~verifier.errors.UnsupportedOperation` through :func:`unsupported`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable
+from contextvars import ContextVar
+from fractions import Fraction
+from typing import Any
+
+from verifier.errors import SamplerFailure, UnsupportedOperation
+from verifier.exact.random_source import ExactRandom, LazyToken
+
+__all__ = [
+    "LogR",
+    "NanFlag",
+    "NonFiniteValue",
+    "Special",
+    "Uninit",
+    "UninitialisedRead",
+    "current_rng",
+    "describe",
+    "is_exact_scalar",
+    "rng_var",
+    "unsupported",
+    "user_location",
+]
+
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: The exact random source of the execution in progress (set by the session).
+rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", default=None)
+
+
+def current_rng() -> ExactRandom | None:
+    return rng_var.get()
+
+
+def _torch_dir() -> str | None:
+    torch = sys.modules.get("torch")
+    file = getattr(torch, "__file__", None)
+    return None if file is None else os.path.dirname(os.path.abspath(file))
+
+
+def user_location() -> str:
+    """``file:line`` of the innermost frame outside this package, torch and the engine."""
+    torch_dir = _torch_dir()
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        inside = name.startswith(_HERE) or (torch_dir is not None and name.startswith(torch_dir))
+        if not inside and not name.startswith(os.path.dirname(contextlib_file())):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown location>"
+
+
+def contextlib_file() -> str:
+    import contextlib
+    return os.path.abspath(contextlib.__file__)
+
+
+def unsupported(what: str) -> UnsupportedOperation:
+    """An UnsupportedOperation naming ``what`` and the user's line, recorded by the engine."""
+    text = f"torch exact mode cannot model {what} (at {user_location()})"
+    rng = current_rng()
+    if rng is not None:
+        return rng.unsupported(text)
+    return UnsupportedOperation(f"unsupported operation: {text}")
+
+
+class NonFiniteValue(SamplerFailure):
+    """A NaN or infinity reached a token, a weight or a Python branch."""
+
+
+class UninitialisedRead(SamplerFailure):
+    """A value of ``torch.empty``-like memory that was never written was read."""
+
+
+# --------------------------------------------------------------------------
+# Specials and uninitialised memory
+# --------------------------------------------------------------------------
+
+
+def _sign(x: Any) -> int:
+    """Sign of a finite exact value (Fraction, int, LogR)."""
+    if isinstance(x, LogR):
+        return (x.r > 1) - (x.r < 1)
+    if isinstance(x, (Fraction, int)):
+        return (x > 0) - (x < 0)
+    raise unsupported(f"mixing a float special (inf/nan) with {describe(x)}")
+
+
+_FLOAT_CMP: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: bool(a < b), "<=": lambda a, b: bool(a <= b),
+    ">": lambda a, b: bool(a > b), ">=": lambda a, b: bool(a >= b),
+    "==": lambda a, b: bool(a == b), "!=": lambda a, b: bool(a != b),
+}
+
+
+class Special:
+    """``inf``, ``-inf`` or ``nan``, with the op and line that produced it."""
+
+    __slots__ = ("origin", "value")
+
+    def __init__(self, value: float, origin: str) -> None:
+        self.value = value
+        self.origin = origin
+
+    @staticmethod
+    def make(value: float, op: str, source: Any = None) -> Any:
+        if not (math.isnan(value) or math.isinf(value)):
+            return Fraction(value)
+        if isinstance(source, Special):
+            return Special(value, source.origin)
+        return Special(value, f"{op} at {user_location()}")
+
+    def _binary(self, other: Any, op: str, fn: Callable[[float, float], float],
+                reflected: bool = False) -> Any:
+        if isinstance(other, Uninit):
+            return other
+        if isinstance(other, Special):
+            o = other.value
+        else:
+            # A finite operand matters to inf/nan arithmetic only through its sign
+            # and whether it is zero (for * and /), or not at all (for + and -).
+            o = 0.0 if op in ("+", "-") else float(_sign(other))
+        a, b = (o, self.value) if reflected else (self.value, o)
+        if op == "/" and b == 0.0:
+            value = math.copysign(math.inf, a) if a == a else math.nan
+        elif op == "/" and math.isinf(b) and not math.isinf(a) and a == a:
+            return _ZERO  # finite / inf
+        else:
+            value = fn(a, b)
+        return Special.make(value, op, self)
+
+    def __add__(self, other: Any) -> Any:
+        return self._binary(other, "+", lambda a, b: a + b)
+
+    def __radd__(self, other: Any) -> Any:
+        return self._binary(other, "+", lambda a, b: a + b, True)
+
+    def __sub__(self, other: Any) -> Any:
+        return self._binary(other, "-", lambda a, b: a - b)
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._binary(other, "-", lambda a, b: a - b, True)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._binary(other, "*", lambda a, b: a * b)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._binary(other, "*", lambda a, b: a * b, True)
+
+    def __truediv__(self, other: Any) -> Any:
+        return self._binary(other, "/", lambda a, b: a / b)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return self._binary(other, "/", lambda a, b: a / b, True)
+
+    def __neg__(self) -> Special:
+        return Special(-self.value, self.origin)
+
+    def __pos__(self) -> Special:
+        return self
+
+    def __abs__(self) -> Special:
+        return Special(abs(self.value), self.origin)
+
+    def _cmp(self, other: Any, op: str) -> Any:
+        if isinstance(other, Uninit):
+            return other
+        if isinstance(other, Special):
+            o = other.value
+        elif isinstance(other, (Fraction, int, LogR)):
+            o = 0.0  # any finite number compares with +-inf and nan as 0 does
+        else:
+            return NotImplemented  # a uniform decides (noise refuses)
+        return _FLOAT_CMP[op](self.value, o)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._cmp(other, "<")
+
+    def __le__(self, other: Any) -> Any:
+        return self._cmp(other, "<=")
+
+    def __gt__(self, other: Any) -> Any:
+        return self._cmp(other, ">")
+
+    def __ge__(self, other: Any) -> Any:
+        return self._cmp(other, ">=")
+
+    def __eq__(self, other: Any) -> Any:
+        return self._cmp(other, "==")
+
+    def __ne__(self, other: Any) -> Any:
+        return self._cmp(other, "!=")
+
+    __hash__ = object.__hash__
+
+    @property
+    def is_nan(self) -> bool:
+        return self.value != self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Uninit:
+    """Memory of ``torch.empty``-like factories that nothing wrote; every op keeps it."""
+
+    __slots__ = ("origin",)
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def _keep(self, *_: Any) -> Uninit:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _keep
+    __truediv__ = __rtruediv__ = __neg__ = __pos__ = __abs__ = _keep
+    __lt__ = __le__ = __gt__ = __ge__ = _keep
+    __eq__ = __ne__ = _keep  # type: ignore[assignment]
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<uninitialised from {self.origin}>"
+
+
+# --------------------------------------------------------------------------
+# Exact logarithms
+# --------------------------------------------------------------------------
+
+
+def _integer(x: Any) -> int | None:
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, int):
+        return x
+    if isinstance(x, Fraction) and x.denominator == 1:
+        return int(x)
+    return None
+
+
+class LogR:
+    """``log(r)`` for a positive rational ``r != 1`` (``log 1`` is the Fraction 0)."""
+
+    __slots__ = ("r",)
+
+    def __init__(self, r: Fraction) -> None:
+        self.r = r
+
+    @staticmethod
+    def of(r: Fraction) -> Any:
+        return _ZERO if r == 1 else LogR(r)
+
+    @staticmethod
+    def ratio(x: Any) -> Fraction | None:
+        """The r of a log-domain value (``0`` is ``log 1``), else None."""
+        if isinstance(x, LogR):
+            return x.r
+        if isinstance(x, (Fraction, int)) and not isinstance(x, bool) and x == 0:
+            return _ONE
+        return None
+
+    def _log_operand(self, other: Any, op: str) -> Fraction:
+        r = LogR.ratio(other)
+        if r is None:
+            raise unsupported(f"'{op}' between an exact log log({self.r}) and "
+                              f"{describe(other)} (the result is not the log of a rational)")
+        return r
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__radd__(self)
+        if not isinstance(other, (LogR, Fraction, int)):
+            return NotImplemented  # a uniform or noise decides
+        return LogR.of(self.r * self._log_operand(other, "+"))
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__rsub__(self)
+        if not isinstance(other, (LogR, Fraction, int)):
+            return NotImplemented
+        return LogR.of(self.r / self._log_operand(other, "-"))
+
+    def __rsub__(self, other: Any) -> Any:
+        return LogR.of(self._log_operand(other, "-") / self.r)
+
+    def __neg__(self) -> Any:
+        return LogR.of(1 / self.r)
+
+    def __pos__(self) -> LogR:
+        return self
+
+    def __abs__(self) -> Any:
+        return self if self.r > 1 else -self
+
+    def __mul__(self, other: Any) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__rmul__(self)
+        m = _integer(other)
+        if m is None:
+            raise unsupported(f"log({self.r}) * {describe(other)}: only integer multiples "
+                              "of an exact log stay exact (temperature 1/m)")
+        return _ZERO if m == 0 else LogR.of(self.r ** m)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__rtruediv__(self)
+        if isinstance(other, (Fraction, int)) and not isinstance(other, bool) and other != 0:
+            inv = 1 / Fraction(other)
+            if inv.denominator == 1:
+                return self * int(inv)
+        if isinstance(other, (Fraction, int)) and other == 0:
+            return Special.make(math.inf if self.r > 1 else -math.inf, "division by zero")
+        raise unsupported(f"log({self.r}) / {describe(other)}: dividing an exact log is "
+                          "exact only by 1/m for an integer m (temperature 1/m)")
+
+    def __rtruediv__(self, other: Any) -> Any:
+        raise unsupported(f"{describe(other)} / log({self.r}) (not exact)")
+
+    def _cmp_value(self, other: Any, op: str) -> tuple[Fraction, Fraction] | None:
+        if isinstance(other, (Special, Uninit)):
+            return None
+        r = LogR.ratio(other)
+        if r is None:
+            raise unsupported(f"comparing log({self.r}) with {describe(other)} "
+                              "(only logs of rationals, 0 and +-inf compare exactly)")
+        return self.r, r
+
+    def _cmp(self, other: Any, op: str, fn: Callable[[Fraction, Fraction], bool],
+             reflected: str) -> Any:
+        pair = self._cmp_value(other, op)
+        if pair is None:
+            return getattr(other, reflected)(self)
+        return fn(*pair)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._cmp(other, "<", lambda a, b: a < b, "__gt__")
+
+    def __le__(self, other: Any) -> Any:
+        return self._cmp(other, "<=", lambda a, b: a <= b, "__ge__")
+
+    def __gt__(self, other: Any) -> Any:
+        return self._cmp(other, ">", lambda a, b: a > b, "__lt__")
+
+    def __ge__(self, other: Any) -> Any:
+        return self._cmp(other, ">=", lambda a, b: a >= b, "__le__")
+
+    def __eq__(self, other: Any) -> Any:
+        if isinstance(other, (Fraction, int)) and LogR.ratio(other) is None:
+            return False  # log r is transcendental for rational r != 1
+        return self._cmp(other, "==", lambda a, b: a == b, "__eq__")
+
+    def __ne__(self, other: Any) -> Any:
+        result = self.__eq__(other)
+        return result if isinstance(result, Uninit) else not result
+
+    __hash__ = object.__hash__
+
+    def __float__(self) -> float:
+        return math.log(self.r)
+
+    def __repr__(self) -> str:
+        return f"log({self.r})"
+
+
+def is_exact_scalar(x: Any) -> bool:
+    return isinstance(x, (Fraction, int))
+
+
+def describe(x: Any) -> str:
+    """A short phrase for ``x`` in error messages."""
+    what = getattr(x, "what", None)
+    if callable(what):
+        return str(what())
+    if isinstance(x, LazyToken):
+        return "a drawn token"
+    if isinstance(x, (Fraction, int)):
+        return f"the rational {x}"
+    return f"{type(x).__name__} {x!r}"
+
+
+class NanFlag:
+    """The bool of a comparison with NaN: usable as torch's False (or True for !=),
+    but reading it into a Python branch is a finding."""
+
+    __slots__ = ("origin", "value")
+
+    def __init__(self, value: bool, origin: str) -> None:
+        self.value = value
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"{self.value} (comparison with nan from {self.origin})"
