@@ -12,6 +12,7 @@ from verifier.errors import SamplerFailure
 from verifier.exact.engine import Sampler, output_distribution
 from verifier.exact.tree import Budget
 from verifier.numbers import as_distribution, check_same_vocabulary
+from verifier.tables import render_table, signed
 
 __all__ = ["Comparison", "Verdict", "check_sampler", "compare_laws", "format_table"]
 
@@ -129,7 +130,7 @@ class Verdict:
 def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
                  actual: Mapping[Hashable, Fraction] | None) -> str:
     """Token | p | q | expected | actual | difference, in exact fractions."""
-    rows = [("token", "p", "q", "expected", "actual", "actual - expected")]
+    rows: list[tuple[str, ...]] = []
     keys: list[Hashable] = list(range(len(p)))
     if actual is not None:
         keys += [k for k in actual if k not in range(len(p))]
@@ -146,15 +147,8 @@ def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
             label = f"{k} (outside vocabulary)"
         rows.append((label, str(pk) if inside else "", qk, str(pk),
                      "" if act is None else str(act),
-                     "" if act is None else _signed(act - pk)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _signed(x: Fraction) -> str:
-    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
+                     "" if act is None else signed(act - pk)))
+    return render_table(("token", "p", "q", "expected", "actual", "actual - expected"), rows)
 
 
 def compare_laws(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, Any],

@@ -31,6 +31,7 @@ from verifier.exact.tree import Budget
 from verifier.exact.verdict import compare_laws, tokens_only
 from verifier.modes.exact_scalar import exact_inputs, float_casts, numpy_module
 from verifier.numbers import as_distribution, check_same_vocabulary
+from verifier.tables import render_table
 
 __all__ = [
     "FORMATS",
@@ -251,7 +252,7 @@ class FloatVerdict:
             for k in law or ():
                 if k not in keys:
                     keys.append(k)
-        rows = [header]
+        rows: list[list[str]] = []
         for k in keys:
             inside = isinstance(k, int) and 0 <= k < len(self.p)
             i = k if isinstance(k, int) and inside else 0
@@ -262,10 +263,7 @@ class FloatVerdict:
             for _, law, base in laws:
                 row.append(_cell(law, base, k, Fraction(0)))
             rows.append(row)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        out = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-        out.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(out)
+        return render_table(header, rows)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data; every Fraction as a string such as ``"3/10"``."""

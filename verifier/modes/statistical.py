@@ -29,6 +29,7 @@ from typing import Any, final
 
 from verifier.errors import InvalidArgument, MissingDependency, Undecided
 from verifier.numbers import as_distribution, check_same_vocabulary
+from verifier.tables import render_table
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -246,16 +247,15 @@ class StatisticalReport:
 
 
 def _law_table(c: CaseResult) -> str:
-    rows = [("token", "p", "q", "count", "expected", "observed - p")]
+    rows: list[tuple[str, ...]] = []
     n = c.drawn
     for i, (p, q, k) in enumerate(zip(c.case.p, c.case.q, c.counts, strict=True)):
         rows.append((str(i), str(p), str(q), str(k), f"{float(p) * n:.1f}",
                      f"{k / n - float(p):+.4f}" if n else ""))
     if c.invalid:
         rows.append(("other", "", "", str(c.invalid), "0", f"+{c.invalid / n:.4f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(x.rjust(w) for x, w in zip(r, widths, strict=True))
-                     for r in rows)
+    return render_table(("token", "p", "q", "count", "expected", "observed - p"), rows,
+                        rule=False)
 
 
 # --------------------------------------------------------------------------
