@@ -36,6 +36,7 @@ __all__ = [
     "SearchRun",
     "covered_sentence",
     "run_search",
+    "search",
 ]
 
 Status = Literal["pass", "fail", "undecided"]
@@ -98,6 +99,11 @@ class SearchResult:
         return f"{self.verdict}\nfound after {self.cases} exact cases. {self.covered}"
 
 
+def tv_score(verdict: Any) -> float:
+    """The score the target phase climbs: the verdict's exact TV, as a float."""
+    return float(verdict.tv or 0)
+
+
 @dataclass(frozen=True)
 class Adapter(Generic[C]):
     """One kind of search: what a case is, how it is checked, generated and shrunk.
@@ -107,15 +113,20 @@ class Adapter(Generic[C]):
     simpler failing case, where ``fails(candidate)`` is truthy when the
     candidate still fails; ``score(verdict)`` is the value Hypothesis's
     target phase climbs on a failing case (None: no target phase).
-    ``key`` names the rule and options in the example database.
+    ``key`` names the rule and options in the example database;
+    ``witness(case, verdict)`` is what a failure reports.  ``edge_families``
+    and ``families`` name what the edge cases and the strategy cover.
     """
 
     edge_cases: Sequence[C]
     strategy: Any
     check: Callable[[C], Any]
     shrink: Callable[[C, Callable[[C], Any]], C]
+    witness: Callable[[C, Any], Any]
     key: str
-    score: Callable[[Any], float] | None = None
+    edge_families: Sequence[str]
+    families: Sequence[str]
+    score: Callable[[Any], float] | None = tv_score
     score_label: str = "TV"
 
 
@@ -303,17 +314,26 @@ def covered_sentence(sizes: str, edge: int, edge_families: Sequence[str],
     return f"{text}; {cases} exact cases in all."
 
 
-def tv_score(verdict: Any) -> float:
-    """The score the target phase climbs: the verdict's exact TV, as a float."""
-    return float(verdict.tv or 0)
-
-
 def sizes_text(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}..{high}"
 
 
-def result_of(run: SearchRun[Any], witness: Any, covered: str) -> SearchResult:
-    """The :class:`SearchResult` of ``run``; ``witness`` is the adapter's, for a failure."""
-    return SearchResult(run.status, run.cases, witness if run.case is not None else None,
-                        run.verdict, run.error if run.case is None else None, covered,
-                        tuple(run.phases), run.exit_reason)
+def search(adapter: Adapter[C], *, low: int, high: int, examples: Any,
+           settings: Settings | None, seed: int, progress: Progress | None = None,
+           sizes_note: str = "") -> SearchResult:
+    """Run ``adapter``'s search over vocabularies ``low..high`` and word its result.
+
+    ``examples`` Hypothesis examples (``settings`` overrides); ``sizes_note``
+    follows the sizes in the coverage sentence ("with horizon 3").
+    """
+    check_examples(examples)
+    run = run_search(adapter, settings=search_settings(settings, examples), seed=seed,
+                     progress=progress)
+    covered = covered_sentence(sizes_text(low, high) + sizes_note, run.edge_tried,
+                               adapter.edge_families, run.hypothesis_settings, seed,
+                               run.cases, adapter.families, len(adapter.edge_cases))
+    if run.case is None:
+        return SearchResult(run.status, run.cases, None, None, run.error, covered,
+                            tuple(run.phases), run.exit_reason)
+    return SearchResult("fail", run.cases, adapter.witness(run.case, run.verdict),
+                        run.verdict, None, covered, tuple(run.phases), run.exit_reason)

@@ -20,19 +20,7 @@ from hypothesis import HealthCheck, Verbosity, given
 from hypothesis import settings as Settings
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
-from properties.runner import (
-    Adapter,
-    Progress,
-    SearchResult,
-    check_examples,
-    covered_sentence,
-    result_of,
-    rule_key,
-    run_search,
-    search_settings,
-    sizes_text,
-    tv_score,
-)
+from properties.runner import Adapter, Progress, SearchResult, rule_key, search, tv_score
 from properties.strategies import PAIR_FAMILIES, pq_pairs, vocab_range
 from verifier.errors import Undecided
 from verifier.exact.tree import Budget
@@ -147,19 +135,15 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
     :class:`~verifier.Verdict`, a float-mode verdict); the witness of a
     failure is a :class:`~verifier.witness.SamplerWitness`.
     """
-    check_examples(examples)
-    hyp_settings = search_settings(settings, examples)
     edge = sampler_edge_cases(low, high)
     adapter: Adapter[Pair] = Adapter(
         edge_cases=edge, strategy=pq_pairs(vocab_sizes=(low, high)), check=check,
-        shrink=lambda pair, fails: shrink_pair(pair, fails, min_size=low), key=key,
-        score=score, score_label="TV(output, p)")
-    run = run_search(adapter, settings=hyp_settings, seed=seed, progress=progress)
-    covered = covered_sentence(sizes_text(low, high), run.edge_tried, EDGE_FAMILIES,
-                               run.hypothesis_settings, seed, run.cases, PAIR_FAMILIES,
-                               len(edge))
-    witness = None if run.case is None else SamplerWitness(*run.case)
-    return result_of(run, witness, covered)
+        shrink=lambda pair, fails: shrink_pair(pair, fails, min_size=low),
+        witness=lambda pair, verdict: SamplerWitness(*pair), key=key,
+        edge_families=EDGE_FAMILIES, families=PAIR_FAMILIES, score=score,
+        score_label="TV(output, p)")
+    return search(adapter, low=low, high=high, examples=examples, settings=settings,
+                  seed=seed, progress=progress)
 
 
 def search_sampler(sampler: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),

@@ -18,19 +18,7 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from properties.edge_cases import sampler_edge_cases
-from properties.runner import (
-    Adapter,
-    Progress,
-    SearchResult,
-    check_examples,
-    covered_sentence,
-    result_of,
-    rule_key,
-    run_search,
-    search_settings,
-    sizes_text,
-    tv_score,
-)
+from properties.runner import Adapter, Progress, SearchResult, rule_key, search
 from properties.search import shrink_pair
 from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
 from properties.strategies import vocab_range
@@ -131,7 +119,6 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     """
     low, high = vocab_range(vocab_sizes)
     check_integer(horizon, "horizon", min_value=1)
-    check_examples(examples)
 
     def check(case: _Case) -> StepVerdict:
         target, draft = case.spec.models(stateful=stateful)
@@ -142,20 +129,17 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
             for spec in step_edge_cases(low, high, one_hot_target=one_hot_target)]
     strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
                            one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))
+    families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy, check=check,
-        shrink=lambda case, fails: _shrink_case(case, fails, low),
+        shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
         key=rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target}"),
-        score=tv_score, score_label="TV(joint law)")
-    run = run_search(adapter, settings=search_settings(settings, examples), seed=seed,
-                     progress=progress)
-    families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
-    covered = covered_sentence(f"{sizes_text(low, high)} with horizon {horizon}",
-                               run.edge_tried, _STEP_EDGE_FAMILIES, run.hypothesis_settings,
-                               seed, run.cases,
-                               (*families, "context-free and context-dependent"), len(edge))
-    witness = None
-    if run.case is not None:
-        final = run.verdict
-        witness = StepWitness(final.target, final.draft, run.case.horizon, run.case.spec)
-    return result_of(run, witness, covered)
+        edge_families=_STEP_EDGE_FAMILIES,
+        families=(*families, "context-free and context-dependent"),
+        score_label="TV(joint law)")
+    return search(adapter, low=low, high=high, examples=examples, settings=settings,
+                  seed=seed, progress=progress, sizes_note=f" with horizon {horizon}")
+
+
+def _witness(case: _Case, verdict: StepVerdict) -> StepWitness:
+    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec)

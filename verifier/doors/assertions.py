@@ -30,6 +30,7 @@ from verifier.doors.audit import (
 from verifier.doors.report import result_human
 from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
+from verifier.validation import fail
 
 __all__ = ["assert_preserves_target", "assert_step_preserves_target", "option_defaults"]
 
@@ -73,26 +74,26 @@ def _check_names(options: Mapping[str, Any], where: str) -> None:
         raise InvalidArgument(msg)
 
 
+_VOCAB_SIZES = "an int, a pair (low, high), a range or 'A..B'"
+
+
 def _vocab_sizes(value: Any) -> tuple[int, int] | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        msg = f"vocab_sizes={value!r} must be an int, a pair (low, high), a range or 'A..B'"
-        raise InvalidArgument(msg)
+        fail("vocab_sizes", value, _VOCAB_SIZES)
     if isinstance(value, int):
         return (value, value)
     if isinstance(value, str):
         return parse_vocab_sizes(value)
     if isinstance(value, range):
         if value.step != 1 or len(value) == 0:
-            msg = f"vocab_sizes={value!r} must be a non-empty range with step 1"
-            raise InvalidArgument(msg)
+            fail("vocab_sizes", value, "a non-empty range with step 1")
         return (value.start, value.stop - 1)
     try:
         low, high = value
     except (TypeError, ValueError):
-        msg = f"vocab_sizes={value!r} must be an int, a pair (low, high), a range or 'A..B'"
-        raise InvalidArgument(msg) from None
+        fail("vocab_sizes", value, _VOCAB_SIZES)
     return (low, high)
 
 
@@ -101,10 +102,6 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
     merged: dict[str, Any] = dict(_session_defaults)
     merged.update(_test_defaults.get() or {})
     merged.update({k: v for k, v in explicit.items() if v is not None})
-    budget = merged.get("budget")
-    if budget is not None and not isinstance(budget, Budget):
-        msg = f"budget={budget!r} must be a verifier.Budget"
-        raise InvalidArgument(msg)
     return AuditOptions(
         kind="step" if kind == "step" else "sampler",
         vocab_sizes=_vocab_sizes(merged.get("vocab_sizes")),
@@ -112,7 +109,7 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
         examples=merged.get("examples"),
         seed=merged.get("seed", 0),
         uniform_bits=merged.get("uniform_bits") if kind == "sampler" else None,
-        budget=budget,
+        budget=merged.get("budget"),
         settings=merged.get("settings"),
         stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
         one_hot_target=bool(merged.get("one_hot_target", False)) if kind == "step" else False,

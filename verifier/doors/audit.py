@@ -19,6 +19,13 @@ from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, Undecided
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import Verdict
+from verifier.validation import (
+    check_choice,
+    check_integer,
+    check_optional_integer,
+    check_type,
+    fail,
+)
 
 __all__ = [
     "AuditOptions",
@@ -64,29 +71,17 @@ class AuditOptions:
     one_hot_target: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in ("sampler", "step"):
-            msg = f"kind={self.kind!r} must be 'sampler' or 'step'"
-            raise InvalidArgument(msg)
+        check_choice(self.kind, "kind", ("sampler", "step"))
         if self.vocab_sizes is not None:
-            low, high = self.vocab_sizes
-            if not (isinstance(low, int) and isinstance(high, int)) or not 1 <= low <= high:
-                msg = (f"vocab_sizes={self.vocab_sizes!r} must be a pair (low, high) of "
-                       "integers with 1 <= low <= high")
-                raise InvalidArgument(msg)
-        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 1):
-            msg = f"horizon={self.horizon!r} must be an integer >= 1"
-            raise InvalidArgument(msg)
-        if self.examples is not None and (not isinstance(self.examples, int)
-                                          or self.examples < 0):
-            msg = f"examples={self.examples!r} must be an integer >= 0"
-            raise InvalidArgument(msg)
-        if self.seed is not None and not isinstance(self.seed, int):
-            msg = f"seed={self.seed!r} must be an integer or None"
-            raise InvalidArgument(msg)
-        if self.uniform_bits is not None and (not isinstance(self.uniform_bits, int)
-                                              or self.uniform_bits < 1):
-            msg = f"uniform_bits={self.uniform_bits!r} must be an integer >= 1 or None"
-            raise InvalidArgument(msg)
+            _check_vocab_pair(self.vocab_sizes)
+        check_optional_integer(self.horizon, "horizon", min_value=1)
+        check_optional_integer(self.examples, "examples", min_value=0)
+        check_optional_integer(self.seed, "seed")
+        check_optional_integer(self.uniform_bits, "uniform_bits", min_value=1)
+        if self.budget is not None:
+            check_type(self.budget, "budget", Budget, "a verifier.Budget or None")
+        check_type(self.stateful, "stateful", bool, "True or False")
+        check_type(self.one_hot_target, "one_hot_target", bool, "True or False")
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
@@ -213,6 +208,16 @@ class AuditResult:
 # --------------------------------------------------------------------------
 
 
+def _check_vocab_pair(sizes: Any) -> None:
+    valid = "a pair (low, high) of integers with 1 <= low <= high"
+    try:
+        low, high = sizes
+        check_integer(low, "low", min_value=1)
+        check_integer(high, "high", min_value=low)
+    except (TypeError, ValueError):
+        fail("vocab_sizes", sizes, valid)
+
+
 def parse_vocab_sizes(text: str) -> tuple[int, int]:
     """``"2..4"`` -> (2, 4); ``"3"`` -> (3, 3).  Raises InvalidArgument otherwise."""
     raw = text.strip()
@@ -228,6 +233,19 @@ def parse_vocab_sizes(text: str) -> tuple[int, int]:
         msg = f"vocabulary sizes {text!r} need 1 <= A <= B"
         raise InvalidArgument(msg)
     return low, high
+
+
+def parse_integer(text: str, minimum: int) -> int:
+    """``"3"`` -> 3; ValueError saying what is wrong (not an integer, below ``minimum``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"{text!r} is not an integer"
+        raise ValueError(msg) from None
+    if value < minimum:
+        msg = f"{value} must be >= {minimum}"
+        raise ValueError(msg)
+    return value
 
 
 _STEP_NAMES = frozenset({"target", "draft", "prefix", "target_model", "draft_model"})

@@ -25,7 +25,7 @@ import pytest
 
 from verifier.distribution import Distribution, total_variation
 from verifier.doors import assertions
-from verifier.doors.audit import parse_vocab_sizes
+from verifier.doors.audit import parse_integer, parse_vocab_sizes
 from verifier.errors import InvalidArgument
 from verifier.tables import omit_identical, render_table, signed
 
@@ -57,15 +57,12 @@ def _int_setting(config: pytest.Config, name: str, minimum: int = 0) -> int | No
         raw = config.getini(name)
         if raw in (None, "", []):
             return None
-        try:
-            value = int(str(raw).strip())
-        except ValueError:
-            msg = f"ini setting {name} = {raw!r} must be an integer"
-            raise pytest.UsageError(msg) from None
-    if value < minimum:
-        msg = f"{name} = {value} must be >= {minimum}"
-        raise pytest.UsageError(msg)
-    return int(value)
+        value = str(raw).strip()
+    try:
+        return parse_integer(str(value), minimum)
+    except ValueError as exc:
+        msg = f"{name} = {exc}"
+        raise pytest.UsageError(msg) from None
 
 
 def _session_options(config: pytest.Config) -> dict[str, Any]:

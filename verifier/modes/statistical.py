@@ -19,6 +19,7 @@ only fails to refute.  numpy and scipy are imported when an audit runs.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import operator
 import time
@@ -263,13 +264,18 @@ def _law_table(c: CaseResult) -> str:
 # --------------------------------------------------------------------------
 
 
-def _scipy_stats() -> Any:
+def _require(module: str) -> Any:
+    """``module`` imported, or MissingDependency saying which package to install."""
     try:
-        from scipy import stats
+        return importlib.import_module(module)
     except ImportError:
-        msg = "the statistical audit needs scipy; install it with: pip install scipy"
+        package = module.partition(".")[0]
+        msg = f"the statistical audit needs {package}; install it with: pip install {package}"
         raise MissingDependency(msg) from None
-    return stats
+
+
+def _scipy_stats() -> Any:
+    return _require("scipy.stats")
 
 
 def _cells(probs: Sequence[Fraction], n: int) -> list[list[int]]:
@@ -383,12 +389,7 @@ def _as_token(value: Any) -> int | None:
 
 
 def _numpy() -> Any:
-    try:
-        import numpy
-    except ImportError:
-        msg = "the statistical audit needs numpy; install it with: pip install numpy"
-        raise MissingDependency(msg) from None
-    return numpy
+    return _require("numpy")
 
 
 def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, seed: int = 0,
