@@ -39,6 +39,8 @@ _OPTION_NAMES = ("vocab_sizes", "horizon", "examples", "seed", "uniform_bits", "
 
 #: Defaults set by the pytest plugin from its command-line options and ini settings.
 _session_defaults: dict[str, Any] = {}
+#: Whether failure text shows whole witness tables (pytest's ``-vv``; always outside pytest).
+_display: dict[str, bool] = {"verbose": True}
 #: Per-test overrides from a ``specexact`` marker.
 _test_defaults: contextvars.ContextVar[Mapping[str, Any] | None] = \
     contextvars.ContextVar("specexact_test_defaults", default=None)
@@ -49,6 +51,11 @@ def set_session_defaults(options: Mapping[str, Any]) -> None:
     _check_names(options, "session defaults")
     _session_defaults.clear()
     _session_defaults.update({k: v for k, v in options.items() if v is not None})
+
+
+def set_verbose(verbose: bool) -> None:
+    """Show whole witness tables in failures (True), or cut identical rows (the plugin, no -vv)."""
+    _display["verbose"] = bool(verbose)
 
 
 @contextmanager
@@ -124,7 +131,8 @@ def _check(fn: Callable[..., Any], kind: str, explicit: Mapping[str, Any]) -> Au
     name = describe_callable(fn)
     result = audit(fn, _options(kind, explicit), name=name)
     if not result.passed:
-        msg = f"{name} does not preserve the target distribution\n\n{result_human(result)}"
+        report = result_human(result, verbose=_display["verbose"])
+        msg = f"{name} does not preserve the target distribution\n\n{report}"
         raise AssertionError(msg)
     return result
 

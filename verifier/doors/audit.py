@@ -120,8 +120,8 @@ class SamplerCounterexample:
     def reason(self) -> str:
         return self.verdict.reason
 
-    def table(self) -> str:
-        return self.verdict.table()
+    def table(self, *, verbose: bool = True) -> str:
+        return self.verdict.table(verbose=verbose)
 
 
 @final
@@ -178,8 +178,8 @@ class StepCounterexample:
     def reason(self) -> str:
         return str(self.verdict.reason)
 
-    def table(self) -> str:
-        return str(self.verdict.table())
+    def table(self, *, verbose: bool = True) -> str:
+        return str(self.verdict.table(verbose=verbose))
 
 
 Counterexample = SamplerCounterexample | StepCounterexample

@@ -12,7 +12,8 @@
   search; with ``--hypothesis-profile``, the loaded profile's settings
   (max_examples, database, phases) are handed to the search.
 * ``assert law == p`` on a :class:`~verifier.Distribution` shows an exact
-  per-token diff.
+  per-token diff; like the witness tables of failed assertions, it leaves
+  out identical outcomes beyond the first few unless pytest runs with ``-vv``.
 """
 
 from __future__ import annotations
@@ -114,10 +115,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "assert_step_preserves_target in this test (vocab_sizes, horizon, examples, "
         "seed, uniform_bits, budget, settings, stateful, one_hot_target)")
     assertions.set_session_defaults(_session_options(config))
+    assertions.set_verbose(config.get_verbosity() > 1)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     assertions.set_session_defaults({})
+    assertions.set_verbose(True)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

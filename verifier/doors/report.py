@@ -86,8 +86,12 @@ def result_json(result: AuditResult) -> dict[str, Any]:
     return data
 
 
-def result_human(result: AuditResult) -> str:
-    """The report printed by ``specexact audit TARGET``."""
+def result_human(result: AuditResult, *, verbose: bool = True) -> str:
+    """The report printed by ``specexact audit TARGET``.
+
+    ``verbose=False`` cuts the witness table's identical rows beyond the
+    first few (the assertion helpers under pytest without ``-vv``).
+    """
     found = result.counterexample
     lines: list[str] = []
     if found is None:
@@ -103,7 +107,7 @@ def result_human(result: AuditResult) -> str:
         lines.append(f"  p = {vector_text(found.p)}")
         lines.append(f"  q = {vector_text(found.q)}")
         lines.append("")
-        lines.append(found.table())
+        lines.append(found.table(verbose=verbose))
         if found.tv is not None:
             lines.append("")
             lines.append(f"TV(actual, p) = {found.tv} ~ {float(found.tv):.6g}")
@@ -120,7 +124,7 @@ def result_human(result: AuditResult) -> str:
             lines.append(found.crash)
         else:
             lines.append("joint law of the first tokens emitted:")
-            lines.append(found.table())
+            lines.append(found.table(verbose=verbose))
             if found.tv is not None:
                 lines.append("")
                 lines.append(f"TV(actual, target) = {found.tv} ~ {float(found.tv):.6g}")

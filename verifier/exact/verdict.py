@@ -12,7 +12,7 @@ from verifier.errors import SamplerFailure
 from verifier.exact.engine import Sampler, output_distribution
 from verifier.exact.tree import Budget
 from verifier.numbers import as_distribution, check_same_vocabulary
-from verifier.tables import render_table, signed
+from verifier.tables import omit_identical, render_table, signed
 
 __all__ = ["Comparison", "Verdict", "check_sampler", "compare_laws", "format_table"]
 
@@ -115,9 +115,9 @@ class Verdict:
         parts.append(f"biased, TV = {c.tv}")
         return "; ".join(parts)
 
-    def table(self) -> str:
-        """The witness as a table of exact fractions."""
-        return format_table(self.p, self.q, self.actual)
+    def table(self, *, verbose: bool = True) -> str:
+        """The witness as a table of exact fractions (``verbose=False`` cuts identical rows)."""
+        return format_table(self.p, self.q, self.actual, verbose=verbose)
 
     def __str__(self) -> str:
         head = "PASS" if self.passed else "FAIL"
@@ -128,9 +128,14 @@ class Verdict:
 
 
 def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
-                 actual: Mapping[Hashable, Fraction] | None) -> str:
-    """Token | p | q | expected | actual | difference, in exact fractions."""
+                 actual: Mapping[Hashable, Fraction] | None, *, verbose: bool = True) -> str:
+    """Token | p | q | expected | actual | difference, in exact fractions.
+
+    ``verbose=False`` leaves out the tokens without a difference beyond the
+    first few, as pytest cuts a long diff.
+    """
     rows: list[tuple[str, ...]] = []
+    same: list[bool] = []
     keys: list[Hashable] = list(range(len(p)))
     if actual is not None:
         keys += [k for k in actual if k not in range(len(p))]
@@ -148,7 +153,10 @@ def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
         rows.append((label, str(pk) if inside else "", qk, str(pk),
                      "" if act is None else str(act),
                      "" if act is None else signed(act - pk)))
-    return render_table(("token", "p", "q", "expected", "actual", "actual - expected"), rows)
+        same.append(act is not None and act == pk)
+    shown, footer = omit_identical(rows, same, verbose=verbose, what="tokens")
+    return render_table(("token", "p", "q", "expected", "actual", "actual - expected"), shown,
+                        footer=footer)
 
 
 def compare_laws(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, Any],

@@ -23,7 +23,7 @@ from verifier.steps.decode import (
     law_by_prefix,
 )
 from verifier.steps.models import format_prefix
-from verifier.tables import render_table, signed
+from verifier.tables import omit_identical, render_table, signed
 from verifier.witness import step_witness_json
 
 __all__ = ["DecodeComparison", "StepVerdict", "check_step", "compare_decodes"]
@@ -172,16 +172,23 @@ class StepVerdict:
                          f"{c.first_actual}")
         return "; ".join(parts) or f"preserves the target's joint law over {self.horizon} tokens"
 
-    def table(self) -> str:
-        """The witness: each sequence with expected, actual and difference, exactly."""
+    def table(self, *, verbose: bool = True) -> str:
+        """The witness: each sequence with expected, actual and difference, exactly.
+
+        ``verbose=False`` cuts the identical sequences beyond the first few.
+        """
         rows = []
+        same = []
         if self.comparison is not None:
             e, a = self.comparison.expected, self.comparison.actual
             keys = list(e) + [k for k in a if k not in e]
             for k in sorted(keys):  # type: ignore[type-var]
                 pe, pa = e.prob(k), a.prob(k)
                 rows.append((format_prefix(k), str(pe), str(pa), signed(pa - pe)))  # type: ignore[arg-type]
-        return render_table(("sequence", "expected", "actual", "actual - expected"), rows)
+                same.append(pe == pa)
+        shown, footer = omit_identical(rows, same, verbose=verbose, what="sequences")
+        return render_table(("sequence", "expected", "actual", "actual - expected"), shown,
+                            footer=footer)
 
     def models_table(self) -> str:
         """The model rows the run asked for, one prefix a line."""
