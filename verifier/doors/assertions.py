@@ -35,7 +35,7 @@ from verifier.validation import fail
 __all__ = ["assert_preserves_target", "assert_step_preserves_target", "option_defaults"]
 
 _OPTION_NAMES = ("vocab_sizes", "horizon", "examples", "seed", "uniform_bits", "budget",
-                 "settings", "stateful", "one_hot_target")
+                 "settings", "stateful", "one_hot_target", "floats", "arrays")
 
 #: Defaults set by the pytest plugin from its command-line options and ini settings.
 _session_defaults: dict[str, Any] = {}
@@ -120,6 +120,8 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
         settings=merged.get("settings"),
         stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
         one_hot_target=bool(merged.get("one_hot_target", False)) if kind == "step" else False,
+        floats=merged.get("floats") if kind == "sampler" else None,
+        arrays=bool(merged.get("arrays", False)) if kind == "sampler" else False,
     )
 
 
@@ -140,20 +142,26 @@ def _check(fn: Callable[..., Any], kind: str, explicit: Mapping[str, Any]) -> Au
 def assert_preserves_target(sampler: Callable[..., Any], *,
                             vocab_sizes: Any = None, examples: int | None = None,
                             seed: int | None = None, uniform_bits: int | None = None,
-                            budget: Budget | None = None, settings: Any = None) -> AuditResult:
+                            budget: Budget | None = None, settings: Any = None,
+                            floats: str | None = None,
+                            arrays: bool | None = None) -> AuditResult:
     """Audit ``sampler(p, q, rng)``; raise AssertionError with the minimal exact witness.
 
     ``vocab_sizes``: an int, a pair ``(low, high)``, a ``range`` or ``"2..4"``;
     ``examples``: generated cases on top of the edge cases; ``seed``: the
     search's seed; ``uniform_bits``: model ``rng.random()`` as a K-bit grid;
     ``budget``: a :class:`~verifier.Budget` per exact enumeration;
-    ``settings``: a ``hypothesis.settings`` (database, phases, max_examples).
+    ``settings``: a ``hypothesis.settings`` (database, phases, max_examples);
+    ``floats``: judge float code on ``"float64"`` or ``"float32"`` inputs
+    (numpy arrays with ``arrays=True``), passing rounding within the stated
+    tolerance (:func:`properties.search_floats`).
     Returns the passing :class:`~verifier.doors.audit.AuditResult`.
     """
     __tracebackhide__ = True
     return _check(sampler, "sampler", {
         "vocab_sizes": vocab_sizes, "examples": examples, "seed": seed,
-        "uniform_bits": uniform_bits, "budget": budget, "settings": settings})
+        "uniform_bits": uniform_bits, "budget": budget, "settings": settings,
+        "floats": floats, "arrays": arrays})
 
 
 def assert_step_preserves_target(step: Callable[..., Any], *,

@@ -30,6 +30,7 @@ from verifier.validation import (
 __all__ = [
     "AuditOptions",
     "AuditResult",
+    "FloatCounterexample",
     "SamplerCounterexample",
     "StepCounterexample",
     "audit",
@@ -69,6 +70,10 @@ class AuditOptions:
     stateful: bool = False
     #: Steps: draw one-hot target rows only (greedy rules are exact only there).
     one_hot_target: bool = False
+    #: Samplers: judge float code (:func:`properties.search_floats`) on inputs of this
+    #: format ("float64" or "float32"), as numpy arrays with ``arrays``.
+    floats: str | None = None
+    arrays: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", ("sampler", "step"))
@@ -82,8 +87,16 @@ class AuditOptions:
             check_type(self.budget, "budget", Budget, "a verifier.Budget or None")
         check_type(self.stateful, "stateful", bool, "True or False")
         check_type(self.one_hot_target, "one_hot_target", bool, "True or False")
+        check_choice(self.floats, "floats", ("float64", "float32", None))
+        check_type(self.arrays, "arrays", bool, "True or False")
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
+            raise InvalidArgument(msg)
+        if self.kind == "step" and self.floats is not None:
+            msg = "floats applies to samplers, not steps"
+            raise InvalidArgument(msg)
+        if self.arrays and self.floats is None:
+            msg = "arrays=True needs floats='float64' or 'float32'"
             raise InvalidArgument(msg)
 
     @property
@@ -182,7 +195,47 @@ class StepCounterexample:
         return str(self.verdict.table(verbose=verbose))
 
 
-Counterexample = SamplerCounterexample | StepCounterexample
+@final
+@dataclass(frozen=True)
+class FloatCounterexample:
+    """An exact (p, q) on which float code deviates beyond rounding, with its float verdict.
+
+    ``verdict`` is a :class:`~verifier.modes.floats.FloatVerdict`: the
+    deviation split into structure and rounding, and what it found.
+    """
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    verdict: Any
+
+    @property
+    def expected(self) -> Distribution:
+        return Distribution.from_probabilities(self.p)
+
+    @property
+    def actual(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.actual
+        return law
+
+    @property
+    def tv(self) -> Fraction:
+        tv: Fraction = self.verdict.total_tv
+        return tv
+
+    @property
+    def reason(self) -> str:
+        return str(self.verdict.headline())
+
+    def table(self, *, verbose: bool = True) -> str:
+        """The split of the deviation, the findings and the laws (never cut: a few tokens).
+
+        The headline is left out: it is :attr:`reason`.
+        """
+        _, _, rest = str(self.verdict.format()).partition("\n")
+        return rest
+
+
+Counterexample = SamplerCounterexample | StepCounterexample | FloatCounterexample
 
 
 @final
@@ -343,7 +396,12 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                               "progress": progress}
     if opts.examples is not None:
         kwargs["examples"] = opts.examples
-    if opts.kind == "sampler":
+    if opts.floats is not None:
+        from properties import search_floats
+
+        result = search_floats(fn, fmt=opts.floats, arrays=opts.arrays,
+                               uniform_bits=opts.uniform_bits, **kwargs)
+    elif opts.kind == "sampler":
         from properties import search_sampler
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits, **kwargs)
@@ -360,8 +418,11 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         raise Undecided(msg)
     if result.status == "pass":
         return AuditResult(opts.kind, label, opts, result.cases, None, result.covered)
-    if opts.kind == "sampler":
-        found: Counterexample = _sampler_counterexample(result)
+    found: Counterexample
+    if opts.floats is not None:
+        found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
+    elif opts.kind == "sampler":
+        found = _sampler_counterexample(result)
     else:
         found = _step_counterexample(result)
     return AuditResult(opts.kind, label, opts, result.cases, found, result.covered)

@@ -11,7 +11,12 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.doors.audit import AuditResult, SamplerCounterexample, StepCounterexample
+from verifier.doors.audit import (
+    AuditResult,
+    FloatCounterexample,
+    SamplerCounterexample,
+    StepCounterexample,
+)
 from verifier.witness import (
     fraction_text,
     law_json,
@@ -24,6 +29,7 @@ from verifier.witness import (
 )
 
 __all__ = [
+    "float_counterexample_json",
     "fraction_text",
     "law_json",
     "model_lines",
@@ -36,10 +42,20 @@ __all__ = [
 ]
 
 
+def float_counterexample_json(found: FloatCounterexample) -> dict[str, Any]:
+    """A float-mode witness: (p, q), both laws, the TV, the severity and the float verdict."""
+    verdict = found.verdict
+    return {**sampler_case_json(found.p, found.q, found.expected, found.actual),
+            "tv": fraction_text(found.tv), "severity": verdict.severity,
+            "reason": found.reason, "floats": verdict.to_json()}
+
+
 def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
     found = result.counterexample
     if found is None:
         return None
+    if isinstance(found, FloatCounterexample):
+        return float_counterexample_json(found)
     if isinstance(found, SamplerCounterexample):
         verdict = found.verdict
         data: dict[str, Any] = {
@@ -102,19 +118,17 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     lines.append(f"FAIL  {result.name} ({result.kind}): {found.reason}")
     lines.append(_wrap(f"after {result.cases} exact cases. {result.coverage}"))
     lines.append("")
+    if isinstance(found, FloatCounterexample | SamplerCounterexample):
+        lines.extend(["minimal witness:", f"  p = {vector_text(found.p)}",
+                      f"  q = {vector_text(found.q)}", "", found.table(verbose=verbose)])
     if isinstance(found, SamplerCounterexample):
-        lines.append("minimal witness:")
-        lines.append(f"  p = {vector_text(found.p)}")
-        lines.append(f"  q = {vector_text(found.q)}")
-        lines.append("")
-        lines.append(found.table(verbose=verbose))
         if found.tv is not None:
             lines.append("")
             lines.append(f"TV(actual, p) = {found.tv} ~ {float(found.tv):.6g}")
         if found.verdict.crash is not None:
             lines.append("")
             lines.append(str(found.verdict.crash))
-    else:
+    elif isinstance(found, StepCounterexample):
         lines.append(f"minimal witness (models over every prefix the run asked for, "
                      f"horizon {found.horizon}):")
         lines.extend(model_lines("target", found.target))

@@ -32,6 +32,7 @@ from verifier.exact.verdict import compare_laws, tokens_only
 from verifier.modes.exact_scalar import exact_inputs, float_casts, numpy_module
 from verifier.numbers import as_distribution, check_same_vocabulary
 from verifier.tables import render_table
+from verifier.witness import law_json
 
 __all__ = [
     "FORMATS",
@@ -118,9 +119,7 @@ def _approx(x: Fraction) -> str:
 
 
 def _law_json(law: Distribution | None) -> dict[str, str] | None:
-    if law is None:
-        return None
-    return {str(k) if not isinstance(k, tuple) else repr(k): str(v) for k, v in law.items()}
+    return None if law is None else law_json(law)
 
 
 @final

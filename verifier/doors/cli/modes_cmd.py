@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from verifier.doors.audit import AuditOptions
+from verifier.doors.audit import AuditOptions, FloatCounterexample
 from verifier.doors.cli.progress import Progress
-from verifier.doors.report import fraction_text, vector_text
+from verifier.doors.report import float_counterexample_json, fraction_text, vector_text
 from verifier.errors import InvalidArgument
 from verifier.witness import sampler_case_json
 
@@ -61,14 +61,8 @@ def float_audit(fn: Callable[..., Any], name: str, args: argparse.Namespace,
             "kind": "sampler", "mode": mode, "cases": cases, "vocab_sizes": [low, high],
             "seed": options.seed, "counterexample": None}
         if verdict is not None:
-            data["counterexample"] = {
-                **sampler_case_json(verdict.p, verdict.q, dict(enumerate(verdict.p)),
-                                    verdict.actual),
-                "tv": fraction_text(verdict.total_tv),
-                "severity": verdict.severity,
-                "reason": verdict.headline(),
-                "floats": verdict.to_json(),
-            }
+            data["counterexample"] = float_counterexample_json(
+                FloatCounterexample(result.witness.p, result.witness.q, verdict))
         json.dump(data, out, indent=2)
         out.write("\n")
     elif verdict is None:
