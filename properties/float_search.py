@@ -17,8 +17,7 @@ from properties.runner import Progress, SearchResult, rule_key
 from properties.search import Pair, pair_search
 from properties.strategies import vocab_range
 from verifier.exact.tree import Budget
-from verifier.modes.floats import FloatVerdict, check_floats
-from verifier.validation import check_choice, check_optional_integer, check_type, fail
+from verifier.modes.floats import FloatVerdict, check_float_options, check_floats
 
 __all__ = ["DEFAULT_FLOAT_EXAMPLES", "search_floats"]
 
@@ -46,11 +45,7 @@ def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = F
     >>> result.status, result.verdict.severity
     ('fail', 'structural')
     """
-    check_choice(fmt, "fmt", ("float64", "float32", None))
-    check_type(arrays, "arrays", bool, "True or False")
-    if fmt == "float32" and not arrays:
-        fail("fmt", fmt, "'float64' unless arrays=True (Python floats are float64)")
-    check_optional_integer(uniform_bits, "uniform_bits", min_value=1)
+    check_float_options(fmt, arrays, uniform_bits)
     low, high = vocab_range(vocab_sizes)
 
     def check(pair: Pair) -> FloatVerdict:

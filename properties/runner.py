@@ -5,8 +5,8 @@ phases, as Hypothesis's engine names them:
 
 * ``explicit``: the hand-picked edge cases, in order;
 * ``generate``: seeded Hypothesis examples;
-* ``target``: Hypothesis climbing the adapter's score (a TV) where there is
-  a real bias to climb;
+* ``target``: the adapter's score (a TV) handed to ``hypothesis.target``
+  where there is a real bias to climb (listed when it was);
 * ``shrink``: Hypothesis's shrinking, then the adapter's exact shrinker.
 
 A search differs only by its :class:`Adapter`: a case type, a check
@@ -165,14 +165,14 @@ class _Checker(Generic[C]):
     def __init__(self, check: Callable[[C], Any], run: SearchRun[C],
                  progress: Progress | None) -> None:
         self._check = check
-        self._run = run
+        self.run = run
         self._progress = progress
         self.undecided = 0
         self.failing: dict[C, Any] = {}
 
     def __call__(self, case: C) -> Any | None:
         """The verdict when ``case`` fails, None when it passes or is undecided."""
-        run = self._run
+        run = self.run
         run.cases += 1
         try:
             verdict = self._check(case)
@@ -241,6 +241,8 @@ def _run_hypothesis(adapter: Adapter[C], checker: _Checker[C], *, settings: Sett
             value = score(verdict)
             if value:
                 hypothesis.target(value, label=adapter.score_label)
+                if Phase.target not in checker.run.phases:
+                    checker.run.phases.append(Phase.target)
         if verdict is not None:
             found_any = True
             raise _Found(case, verdict)
@@ -281,8 +283,6 @@ def run_search(adapter: Adapter[C], *, settings: Settings | None, seed: int,
     if failure is None and not checker.exhausted and settings is not None:
         run.hypothesis_settings = settings
         run.phases.append(Phase.generate)
-        if adapter.score is not None and hypothesis.Phase.target in settings.phases:
-            run.phases.append(Phase.target)
         failure = _run_hypothesis(adapter, checker, settings=settings, seed=seed)
     if failure is None:
         return run
