@@ -202,6 +202,7 @@ class _Checker(Generic[C]):
 
 
 def check_examples(examples: Any) -> int:
+    """``examples`` as an int >= 0 (a bool is not one)."""
     return check_integer(examples, "examples", min_value=0)
 
 
@@ -287,10 +288,10 @@ def run_search(adapter: Adapter[C], *, settings: Settings | None, seed: int,
     if failure is None:
         return run
     run.phases.append(Phase.shrink)
-    run.exit_reason = ExitReason.found
     case = adapter.shrink(failure[0], checker)
     run.case = case
     run.verdict = checker.failing.get(case, failure[1])
+    run.exit_reason = ExitReason.found  # whatever the shrinker's candidates ran into
     return run
 
 
