@@ -15,19 +15,8 @@ from verifier.errors import InvalidArgument
 from verifier.tables import omit_identical, render_table, signed
 from verifier.witness import SamplerWitness, StepWitness, step_witness_json
 
-
-def float_naive(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() < p[x] / q[x]:
-        return x
-    return rng.categorical(p)
-
-
-def float_textbook(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() < p[x] / q[x]:
-        return x
-    return rng.categorical([max(a - b, 0.0) for a, b in zip(p, q, strict=True)])
+# The catalogue's rules are plain Python: handed floats, they are float code.
+float_naive, float_textbook = naive_resample, textbook
 
 
 def test_a_failure_runs_every_phase_up_to_shrink() -> None:
