@@ -11,7 +11,6 @@ re-verifies every witness exactly.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -19,21 +18,15 @@ from typing import Any, Literal
 
 from counterexamples import multidraft, pipeline_rules
 from counterexamples import samplers as s
-from counterexamples.steps import STEP_RULES, StepWitness
+from counterexamples.lookup import by_name
+from counterexamples.steps import STEP_RULES
+from verifier.witness import SamplerWitness, StepWitness
 
 __all__ = ["Entry", "SamplerWitness", "StepWitness", "catalogue", "get"]
 
 
-@dataclass(frozen=True)
-class SamplerWitness:
-    """A minimal exact (p, q) on which a sampler does not preserve p."""
-
-    p: tuple[Fraction, ...]
-    q: tuple[Fraction, ...]
-
-
 def _w(p: Sequence[str], q: Sequence[str]) -> SamplerWitness:
-    return SamplerWitness(tuple(Fraction(x) for x in p), tuple(Fraction(x) for x in q))
+    return SamplerWitness.of(p, q)
 
 
 @dataclass(frozen=True)
@@ -266,9 +259,4 @@ def catalogue() -> tuple[Entry, ...]:
 
 def get(name: str) -> Entry:
     """The entry called ``name``; raises KeyError listing close names."""
-    for entry in _ENTRIES:
-        if entry.name == name:
-            return entry
-    close = difflib.get_close_matches(name, [e.name for e in _ENTRIES], n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"no catalogue entry named {name!r}{hint}")
+    return by_name(_ENTRIES, name, "catalogue entry")

@@ -15,18 +15,11 @@ from fractions import Fraction
 from typing import Any
 
 from counterexamples import chain_steps, tree_steps
+from counterexamples.lookup import by_name
 from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
+from verifier.witness import StepWitness
 
 __all__ = ["STEP_RULES", "StepRule", "StepWitness", "get_step_rule", "named_step"]
-
-
-@dataclass(frozen=True)
-class StepWitness:
-    """Exact models and a horizon on which a step does not preserve the target."""
-
-    target: Any
-    draft: Any
-    horizon: int
 
 
 @dataclass(frozen=True)
@@ -227,11 +220,4 @@ STEP_RULES: tuple[StepRule, ...] = tuple(_RULES)
 
 def get_step_rule(name: str) -> StepRule:
     """The rule called ``name``; KeyError listing close names otherwise."""
-    for rule in STEP_RULES:
-        if rule.name == name:
-            return rule
-    import difflib
-
-    close = difflib.get_close_matches(name, [r.name for r in STEP_RULES], n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"no step rule named {name!r}{hint}")
+    return by_name(STEP_RULES, name, "step rule")

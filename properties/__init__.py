@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
 from properties.properties import (
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
@@ -20,6 +21,7 @@ from properties.properties import (
     preserves_target,
     textbook_acceptance,
 )
+from properties.runner import ExitReason, Phase
 from properties.search import (
     DEFAULT_SAMPLER_EXAMPLES,
     SamplerWitness,
@@ -43,11 +45,15 @@ from properties.strategies import (
     vocab_range,
 )
 
-__all__ = [
+# Plainly sorted, as tests/test_exports.py checks (ruff would put the constants first).
+__all__ = [  # noqa: RUF022
+    "DEFAULT_FLOAT_EXAMPLES",
     "DEFAULT_SAMPLER_EXAMPLES",
     "DEFAULT_STEP_EXAMPLES",
     "EDGE_FAMILIES",
+    "ExitReason",
     "PAIR_FAMILIES",
+    "Phase",
     "STEP_MODEL_KINDS",
     "SamplerWitness",
     "SearchResult",
@@ -67,6 +73,7 @@ __all__ = [
     "preserves_joint_law",
     "preserves_target",
     "sampler_edge_cases",
+    "search_floats",
     "search_sampler",
     "search_step",
     "shrink_pair",

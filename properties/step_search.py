@@ -1,6 +1,7 @@
 """Searching for exact counterexamples to a decoding step's joint law.
 
-Same shape as :func:`properties.search_sampler`: hand-picked model pairs
+The same run as :func:`properties.search_sampler` (:func:`properties.runner.run_search`),
+with models for cases: hand-picked model pairs
 first (context-free pairs from the sampler edge cases, and context-dependent
 ones where the target changes after one token), then a seeded Hypothesis
 search over :class:`~properties.step_strategies.ModelSpec`, then shrinking:
@@ -9,33 +10,22 @@ a shorter horizon, fewer prefix overrides, then simpler rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, final
+from typing import Any
 
-import hypothesis
 from hypothesis import settings as Settings
 
 from properties.edge_cases import sampler_edge_cases
-from properties.search import (
-    Progress,
-    SearchResult,
-    Status,
-    _check_examples,
-    _Checker,
-    _rule_key,
-    _settings,
-    _sizes,
-    covered_sentence,
-    run_hypothesis,
-    shrink_pair,
-)
+from properties.runner import Adapter, Progress, SearchResult, rule_key, search
+from properties.search import shrink_pair
 from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
 from properties.strategies import vocab_range
-from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
 from verifier.steps.verdict import StepVerdict, check_step
+from verifier.validation import check_integer
+from verifier.witness import StepWitness
 
 __all__ = ["DEFAULT_STEP_EXAMPLES", "StepWitness", "search_step", "step_edge_cases"]
 
@@ -44,20 +34,6 @@ DEFAULT_STEP_EXAMPLES = 60
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "target changing after token 0")
-
-
-@final
-@dataclass(frozen=True)
-class StepWitness:
-    """Exact models and a horizon on which a step does not preserve the target's joint law.
-
-    ``spec`` is the compact description the models were built from.
-    """
-
-    target: Any
-    draft: Any
-    horizon: int
-    spec: ModelSpec
 
 
 @dataclass(frozen=True)
@@ -104,7 +80,7 @@ def _simpler_specs(spec: ModelSpec) -> list[ModelSpec]:
     return out
 
 
-def _shrink_case(case: _Case, fails: Any, low: int) -> _Case:
+def _shrink_case(case: _Case, fails: Callable[[_Case], Any], low: int) -> _Case:
     best = case
     for horizon in range(1, best.horizon):
         if fails(_Case(best.spec, horizon)):
@@ -142,56 +118,28 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
     """
     low, high = vocab_range(vocab_sizes)
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        msg = f"horizon={horizon!r} must be an integer >= 1"
-        raise InvalidArgument(msg)
-    _check_examples(examples)
-    hyp_settings = _settings(settings, examples)
+    check_integer(horizon, "horizon", min_value=1)
 
     def check(case: _Case) -> StepVerdict:
         target, draft = case.spec.models(stateful=stateful)
         return check_step(step, target, draft, case.horizon, budget=budget,
                           uniform_bits=uniform_bits)
 
-    checker = _Checker(check, progress)
-    edge = step_edge_cases(low, high, one_hot_target=one_hot_target)
-    failure: tuple[Any, Any] | None = None
-    ran: Settings | None = None
-    tried = 0
-    for spec in edge:
-        tried += 1
-        verdict = checker(_Case(spec, horizon))
-        if verdict is not None:
-            failure = (_Case(spec, horizon), verdict)
-            break
-        if checker.exhausted:
-            break
-    if failure is None and not checker.exhausted and hyp_settings is not None:
-        ran = hyp_settings
-        strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
-                               one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))
-        failure = run_hypothesis(
-            strategy, checker, settings=hyp_settings, seed=seed,
-            key=_rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target}"),
-            steer=_steer_step)
+    edge = [_Case(spec, horizon)
+            for spec in step_edge_cases(low, high, one_hot_target=one_hot_target)]
+    strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
+                           one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
-
-    def covered() -> str:
-        return covered_sentence(f"{_sizes(low, high)} with horizon {horizon}", tried,
-                                _STEP_EDGE_FAMILIES, ran, seed, checker.cases,
-                                (*families, "context-free and context-dependent"), len(edge))
-
-    if failure is None:
-        status: Status = "undecided" if checker.error is not None else "pass"
-        return SearchResult(status, checker.cases, None, None, checker.error, covered())
-    case = _shrink_case(failure[0], checker, low)
-    final = check(case)
-    witness = StepWitness(final.target, final.draft, case.horizon, case.spec)
-    return SearchResult("fail", checker.cases, witness, final, None, covered())
+    adapter: Adapter[_Case] = Adapter(
+        edge_cases=edge, strategy=strategy, check=check,
+        shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
+        key=rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target}"),
+        edge_families=_STEP_EDGE_FAMILIES,
+        families=(*families, "context-free and context-dependent"),
+        score_label="TV(joint law)")
+    return search(adapter, low=low, high=high, examples=examples, settings=settings,
+                  seed=seed, progress=progress, sizes_note=f" with horizon {horizon}")
 
 
-def _steer_step(case: _Case, verdict: StepVerdict | None) -> None:
-    # Climb only on a real bias (see search._steer_sampler: a target that is
-    # nonzero for a correct rule makes the target phase climb a plateau).
-    if verdict is not None and verdict.tv:
-        hypothesis.target(float(verdict.tv), label="TV(joint law)")
+def _witness(case: _Case, verdict: StepVerdict) -> StepWitness:
+    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec)

@@ -30,14 +30,17 @@ from verifier.doors.audit import (
 from verifier.doors.report import result_human
 from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
+from verifier.validation import fail
 
 __all__ = ["assert_preserves_target", "assert_step_preserves_target", "option_defaults"]
 
 _OPTION_NAMES = ("vocab_sizes", "horizon", "examples", "seed", "uniform_bits", "budget",
-                 "settings", "stateful", "one_hot_target")
+                 "settings", "stateful", "one_hot_target", "floats", "arrays")
 
 #: Defaults set by the pytest plugin from its command-line options and ini settings.
 _session_defaults: dict[str, Any] = {}
+#: Whether failure text shows whole witness tables (pytest's ``-vv``; always outside pytest).
+_display: dict[str, bool] = {"verbose": True}
 #: Per-test overrides from a ``specexact`` marker.
 _test_defaults: contextvars.ContextVar[Mapping[str, Any] | None] = \
     contextvars.ContextVar("specexact_test_defaults", default=None)
@@ -48,6 +51,11 @@ def set_session_defaults(options: Mapping[str, Any]) -> None:
     _check_names(options, "session defaults")
     _session_defaults.clear()
     _session_defaults.update({k: v for k, v in options.items() if v is not None})
+
+
+def set_verbose(verbose: bool) -> None:
+    """Show whole witness tables in failures (True), or cut identical rows (the plugin, no -vv)."""
+    _display["verbose"] = bool(verbose)
 
 
 @contextmanager
@@ -73,26 +81,26 @@ def _check_names(options: Mapping[str, Any], where: str) -> None:
         raise InvalidArgument(msg)
 
 
+_VOCAB_SIZES = "an int, a pair (low, high), a range or 'A..B'"
+
+
 def _vocab_sizes(value: Any) -> tuple[int, int] | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        msg = f"vocab_sizes={value!r} must be an int, a pair (low, high), a range or 'A..B'"
-        raise InvalidArgument(msg)
+        fail("vocab_sizes", value, _VOCAB_SIZES)
     if isinstance(value, int):
         return (value, value)
     if isinstance(value, str):
         return parse_vocab_sizes(value)
     if isinstance(value, range):
         if value.step != 1 or len(value) == 0:
-            msg = f"vocab_sizes={value!r} must be a non-empty range with step 1"
-            raise InvalidArgument(msg)
+            fail("vocab_sizes", value, "a non-empty range with step 1")
         return (value.start, value.stop - 1)
     try:
         low, high = value
     except (TypeError, ValueError):
-        msg = f"vocab_sizes={value!r} must be an int, a pair (low, high), a range or 'A..B'"
-        raise InvalidArgument(msg) from None
+        fail("vocab_sizes", value, _VOCAB_SIZES)
     return (low, high)
 
 
@@ -101,10 +109,6 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
     merged: dict[str, Any] = dict(_session_defaults)
     merged.update(_test_defaults.get() or {})
     merged.update({k: v for k, v in explicit.items() if v is not None})
-    budget = merged.get("budget")
-    if budget is not None and not isinstance(budget, Budget):
-        msg = f"budget={budget!r} must be a verifier.Budget"
-        raise InvalidArgument(msg)
     return AuditOptions(
         kind="step" if kind == "step" else "sampler",
         vocab_sizes=_vocab_sizes(merged.get("vocab_sizes")),
@@ -112,10 +116,12 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
         examples=merged.get("examples"),
         seed=merged.get("seed", 0),
         uniform_bits=merged.get("uniform_bits") if kind == "sampler" else None,
-        budget=budget,
+        budget=merged.get("budget"),
         settings=merged.get("settings"),
         stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
         one_hot_target=bool(merged.get("one_hot_target", False)) if kind == "step" else False,
+        floats=merged.get("floats") if kind == "sampler" else None,
+        arrays=bool(merged.get("arrays", False)) if kind == "sampler" else False,
     )
 
 
@@ -127,7 +133,8 @@ def _check(fn: Callable[..., Any], kind: str, explicit: Mapping[str, Any]) -> Au
     name = describe_callable(fn)
     result = audit(fn, _options(kind, explicit), name=name)
     if not result.passed:
-        msg = f"{name} does not preserve the target distribution\n\n{result_human(result)}"
+        report = result_human(result, verbose=_display["verbose"])
+        msg = f"{name} does not preserve the target distribution\n\n{report}"
         raise AssertionError(msg)
     return result
 
@@ -135,20 +142,26 @@ def _check(fn: Callable[..., Any], kind: str, explicit: Mapping[str, Any]) -> Au
 def assert_preserves_target(sampler: Callable[..., Any], *,
                             vocab_sizes: Any = None, examples: int | None = None,
                             seed: int | None = None, uniform_bits: int | None = None,
-                            budget: Budget | None = None, settings: Any = None) -> AuditResult:
+                            budget: Budget | None = None, settings: Any = None,
+                            floats: str | None = None,
+                            arrays: bool | None = None) -> AuditResult:
     """Audit ``sampler(p, q, rng)``; raise AssertionError with the minimal exact witness.
 
     ``vocab_sizes``: an int, a pair ``(low, high)``, a ``range`` or ``"2..4"``;
     ``examples``: generated cases on top of the edge cases; ``seed``: the
     search's seed; ``uniform_bits``: model ``rng.random()`` as a K-bit grid;
     ``budget``: a :class:`~verifier.Budget` per exact enumeration;
-    ``settings``: a ``hypothesis.settings`` (database, phases, max_examples).
+    ``settings``: a ``hypothesis.settings`` (database, phases, max_examples);
+    ``floats``: judge float code on ``"float64"`` or ``"float32"`` inputs
+    (numpy arrays with ``arrays=True``), passing rounding within the stated
+    tolerance (:func:`properties.search_floats`).
     Returns the passing :class:`~verifier.doors.audit.AuditResult`.
     """
     __tracebackhide__ = True
     return _check(sampler, "sampler", {
         "vocab_sizes": vocab_sizes, "examples": examples, "seed": seed,
-        "uniform_bits": uniform_bits, "budget": budget, "settings": settings})
+        "uniform_bits": uniform_bits, "budget": budget, "settings": settings,
+        "floats": floats, "arrays": arrays})
 
 
 def assert_step_preserves_target(step: Callable[..., Any], *,

@@ -19,10 +19,18 @@ from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, Undecided
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import Verdict
+from verifier.validation import (
+    check_choice,
+    check_integer,
+    check_optional_integer,
+    check_type,
+    fail,
+)
 
 __all__ = [
     "AuditOptions",
     "AuditResult",
+    "FloatCounterexample",
     "SamplerCounterexample",
     "StepCounterexample",
     "audit",
@@ -62,33 +70,33 @@ class AuditOptions:
     stateful: bool = False
     #: Steps: draw one-hot target rows only (greedy rules are exact only there).
     one_hot_target: bool = False
+    #: Samplers: judge float code (:func:`properties.search_floats`) on inputs of this
+    #: format ("float64" or "float32"), as numpy arrays with ``arrays``.
+    floats: str | None = None
+    arrays: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in ("sampler", "step"):
-            msg = f"kind={self.kind!r} must be 'sampler' or 'step'"
-            raise InvalidArgument(msg)
+        check_choice(self.kind, "kind", ("sampler", "step"))
         if self.vocab_sizes is not None:
-            low, high = self.vocab_sizes
-            if not (isinstance(low, int) and isinstance(high, int)) or not 1 <= low <= high:
-                msg = (f"vocab_sizes={self.vocab_sizes!r} must be a pair (low, high) of "
-                       "integers with 1 <= low <= high")
-                raise InvalidArgument(msg)
-        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 1):
-            msg = f"horizon={self.horizon!r} must be an integer >= 1"
-            raise InvalidArgument(msg)
-        if self.examples is not None and (not isinstance(self.examples, int)
-                                          or self.examples < 0):
-            msg = f"examples={self.examples!r} must be an integer >= 0"
-            raise InvalidArgument(msg)
-        if self.seed is not None and not isinstance(self.seed, int):
-            msg = f"seed={self.seed!r} must be an integer or None"
-            raise InvalidArgument(msg)
-        if self.uniform_bits is not None and (not isinstance(self.uniform_bits, int)
-                                              or self.uniform_bits < 1):
-            msg = f"uniform_bits={self.uniform_bits!r} must be an integer >= 1 or None"
-            raise InvalidArgument(msg)
+            _check_vocab_pair(self.vocab_sizes)
+        check_optional_integer(self.horizon, "horizon", min_value=1)
+        check_optional_integer(self.examples, "examples", min_value=0)
+        check_optional_integer(self.seed, "seed")
+        check_optional_integer(self.uniform_bits, "uniform_bits", min_value=1)
+        if self.budget is not None:
+            check_type(self.budget, "budget", Budget, "a verifier.Budget or None")
+        check_type(self.stateful, "stateful", bool, "True or False")
+        check_type(self.one_hot_target, "one_hot_target", bool, "True or False")
+        check_choice(self.floats, "floats", ("float64", "float32", None))
+        check_type(self.arrays, "arrays", bool, "True or False")
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
+            raise InvalidArgument(msg)
+        if self.kind == "step" and self.floats is not None:
+            msg = "floats applies to samplers, not steps"
+            raise InvalidArgument(msg)
+        if self.arrays and self.floats is None:
+            msg = "arrays=True needs floats='float64' or 'float32'"
             raise InvalidArgument(msg)
 
     @property
@@ -125,8 +133,8 @@ class SamplerCounterexample:
     def reason(self) -> str:
         return self.verdict.reason
 
-    def table(self) -> str:
-        return self.verdict.table()
+    def table(self, *, verbose: bool = True) -> str:
+        return self.verdict.table(verbose=verbose)
 
 
 @final
@@ -183,11 +191,51 @@ class StepCounterexample:
     def reason(self) -> str:
         return str(self.verdict.reason)
 
-    def table(self) -> str:
-        return str(self.verdict.table())
+    def table(self, *, verbose: bool = True) -> str:
+        return str(self.verdict.table(verbose=verbose))
 
 
-Counterexample = SamplerCounterexample | StepCounterexample
+@final
+@dataclass(frozen=True)
+class FloatCounterexample:
+    """An exact (p, q) on which float code deviates beyond rounding, with its float verdict.
+
+    ``verdict`` is a :class:`~verifier.modes.floats.FloatVerdict`: the
+    deviation split into structure and rounding, and what it found.
+    """
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    verdict: Any
+
+    @property
+    def expected(self) -> Distribution:
+        return Distribution.from_probabilities(self.p)
+
+    @property
+    def actual(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.actual
+        return law
+
+    @property
+    def tv(self) -> Fraction:
+        tv: Fraction = self.verdict.total_tv
+        return tv
+
+    @property
+    def reason(self) -> str:
+        return str(self.verdict.headline())
+
+    def table(self, *, verbose: bool = True) -> str:
+        """The split of the deviation, the findings and the laws (never cut: a few tokens).
+
+        The headline is left out: it is :attr:`reason`.
+        """
+        _, _, rest = str(self.verdict.format()).partition("\n")
+        return rest
+
+
+Counterexample = SamplerCounterexample | StepCounterexample | FloatCounterexample
 
 
 @final
@@ -213,6 +261,16 @@ class AuditResult:
 # --------------------------------------------------------------------------
 
 
+def _check_vocab_pair(sizes: Any) -> None:
+    valid = "a pair (low, high) of integers with 1 <= low <= high"
+    try:
+        low, high = sizes
+        check_integer(low, "low", min_value=1)
+        check_integer(high, "high", min_value=low)
+    except (TypeError, ValueError):
+        fail("vocab_sizes", sizes, valid)
+
+
 def parse_vocab_sizes(text: str) -> tuple[int, int]:
     """``"2..4"`` -> (2, 4); ``"3"`` -> (3, 3).  Raises InvalidArgument otherwise."""
     raw = text.strip()
@@ -228,6 +286,19 @@ def parse_vocab_sizes(text: str) -> tuple[int, int]:
         msg = f"vocabulary sizes {text!r} need 1 <= A <= B"
         raise InvalidArgument(msg)
     return low, high
+
+
+def parse_integer(text: str, minimum: int) -> int:
+    """``"3"`` -> 3; ValueError saying what is wrong (not an integer, below ``minimum``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"{text!r} is not an integer"
+        raise ValueError(msg) from None
+    if value < minimum:
+        msg = f"{value} must be >= {minimum}"
+        raise ValueError(msg)
+    return value
 
 
 _STEP_NAMES = frozenset({"target", "draft", "prefix", "target_model", "draft_model"})
@@ -325,7 +396,12 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                               "progress": progress}
     if opts.examples is not None:
         kwargs["examples"] = opts.examples
-    if opts.kind == "sampler":
+    if opts.floats is not None:
+        from properties import search_floats
+
+        result = search_floats(fn, fmt=opts.floats, arrays=opts.arrays,
+                               uniform_bits=opts.uniform_bits, **kwargs)
+    elif opts.kind == "sampler":
         from properties import search_sampler
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits, **kwargs)
@@ -342,8 +418,11 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         raise Undecided(msg)
     if result.status == "pass":
         return AuditResult(opts.kind, label, opts, result.cases, None, result.covered)
-    if opts.kind == "sampler":
-        found: Counterexample = _sampler_counterexample(result)
+    found: Counterexample
+    if opts.floats is not None:
+        found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
+    elif opts.kind == "sampler":
+        found = _sampler_counterexample(result)
     else:
         found = _step_counterexample(result)
     return AuditResult(opts.kind, label, opts, result.cases, found, result.covered)

@@ -12,7 +12,8 @@
   search; with ``--hypothesis-profile``, the loaded profile's settings
   (max_examples, database, phases) are handed to the search.
 * ``assert law == p`` on a :class:`~verifier.Distribution` shows an exact
-  per-token diff.
+  per-token diff; like the witness tables of failed assertions, it leaves
+  out identical outcomes beyond the first few unless pytest runs with ``-vv``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import pytest
 
 from verifier.distribution import Distribution, total_variation
 from verifier.doors import assertions
-from verifier.doors.audit import parse_vocab_sizes
+from verifier.doors.audit import parse_integer, parse_vocab_sizes
 from verifier.errors import InvalidArgument
+from verifier.tables import omit_identical, render_table, signed
 
 _INI = {
     "specexact_examples": "generated cases per specexact assertion (default: the search's own)",
@@ -56,15 +58,12 @@ def _int_setting(config: pytest.Config, name: str, minimum: int = 0) -> int | No
         raw = config.getini(name)
         if raw in (None, "", []):
             return None
-        try:
-            value = int(str(raw).strip())
-        except ValueError:
-            msg = f"ini setting {name} = {raw!r} must be an integer"
-            raise pytest.UsageError(msg) from None
-    if value < minimum:
-        msg = f"{name} = {value} must be >= {minimum}"
-        raise pytest.UsageError(msg)
-    return int(value)
+        value = str(raw).strip()
+    try:
+        return parse_integer(str(value), minimum)
+    except ValueError as exc:
+        msg = f"{name} = {exc}"
+        raise pytest.UsageError(msg) from None
 
 
 def _session_options(config: pytest.Config) -> dict[str, Any]:
@@ -116,10 +115,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "assert_step_preserves_target in this test (vocab_sizes, horizon, examples, "
         "seed, uniform_bits, budget, settings, stateful, one_hot_target)")
     assertions.set_session_defaults(_session_options(config))
+    assertions.set_verbose(config.get_verbosity() > 1)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     assertions.set_session_defaults({})
+    assertions.set_verbose(True)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -172,13 +173,13 @@ def _label(outcome: Hashable) -> str:
     return str(outcome) if isinstance(outcome, int) else repr(outcome)
 
 
-def _signed(x: Fraction) -> str:
-    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
-
-
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any,
                               right: Any) -> list[str] | None:
-    """An exact per-outcome diff when a Distribution is compared with ``==``."""
+    """An exact per-outcome diff when a Distribution is compared with ``==``.
+
+    Outcomes that differ come first; beyond a few, the identical ones are
+    left out unless pytest runs with ``-vv``.
+    """
     if op != "==" or not (isinstance(left, Distribution) or isinstance(right, Distribution)):
         return None
     a, b = _as_distribution(left), _as_distribution(right)
@@ -188,14 +189,16 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any,
     lines = [f"exact laws differ on {len(difference)} outcome(s), "
              f"TV = {total_variation(a, b)}"]
     keys = list(a) + [k for k in b if k not in a]
-    rows = [("outcome", "left", "right", "left - right", "")]
+    rows = []
+    same = []
     for key in sorted(keys, key=lambda k: (k not in difference, keys.index(k))):
         delta = difference.get(key, Fraction(0))
-        rows.append((_label(key), str(a.prob(key)), str(b.prob(key)), _signed(delta),
+        rows.append((_label(key), str(a.prob(key)), str(b.prob(key)), signed(delta),
                      "<--" if delta else ""))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    for row in rows:
-        lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        same.append(not delta)
+    shown, footer = omit_identical(rows, same, verbose=config.get_verbosity() > 1)
+    lines.extend(render_table(("outcome", "left", "right", "left - right", ""), shown,
+                              rule=False, footer=footer).splitlines())
     if a.total != b.total:
         lines.append(f"total mass: left {a.total}, right {b.total}")
     return lines

@@ -1,20 +1,35 @@
 """Turning audit results into text for people and JSON for programs.
 
-JSON writes every probability as an exact fraction string ("3/10"), token
-ids as strings ("2"), token sequences and prefixes as comma-joined ids
-("0,1"; "" for the empty prefix).
+The JSON conventions (exact fraction strings, comma-joined prefixes) are
+:mod:`verifier.witness`'s; its helpers are re-exported here.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.doors.audit import AuditResult, SamplerCounterexample, StepCounterexample
+from verifier.doors.audit import (
+    AuditResult,
+    FloatCounterexample,
+    SamplerCounterexample,
+    StepCounterexample,
+)
+from verifier.witness import (
+    fraction_text,
+    law_json,
+    outcome_key,
+    prefix_key,
+    rows_json,
+    sampler_case_json,
+    step_witness_json,
+    vector_text,
+)
 
 __all__ = [
+    "float_counterexample_json",
     "fraction_text",
     "law_json",
     "model_lines",
@@ -27,59 +42,24 @@ __all__ = [
 ]
 
 
-def fraction_text(value: Any) -> str:
-    """An exact probability as a string: ``Fraction(3, 10)`` -> ``"3/10"``."""
-    return str(value if isinstance(value, Fraction) else Fraction(value))
-
-
-def vector_text(values: Sequence[Any]) -> str:
-    return "(" + ", ".join(fraction_text(v) for v in values) + ")"
-
-
-def outcome_key(outcome: Hashable) -> str:
-    """A token id or a token sequence as a JSON key: ``2`` -> "2", ``(0, 1)`` -> "0,1"."""
-    if isinstance(outcome, bool):
-        return repr(outcome)
-    if isinstance(outcome, int):
-        return str(outcome)
-    if isinstance(outcome, tuple):
-        return ",".join(outcome_key(x) for x in outcome)
-    return repr(outcome)
-
-
-def prefix_key(prefix: Sequence[int]) -> str:
-    return ",".join(str(t) for t in prefix)
-
-
-def law_json(law: Mapping[Hashable, Fraction] | None,
-             keys: Sequence[Hashable] = ()) -> dict[str, str]:
-    """``{outcome: probability}`` with string keys; ``keys`` are listed even when 0."""
-    out: dict[str, str] = {outcome_key(k): "0" for k in keys}
-    if law is not None:
-        for outcome, prob in law.items():
-            out[outcome_key(outcome)] = fraction_text(prob)
-    return out
-
-
-def rows_json(rows: Mapping[tuple[int, ...], Sequence[Fraction]]) -> dict[str, list[str]]:
-    """A model as ``{"0,1": ["1/2", "1/2"], ...}``, shortest prefixes first."""
-    ordered = sorted(rows, key=lambda prefix: (len(prefix), prefix))
-    return {prefix_key(prefix): [fraction_text(x) for x in rows[prefix]] for prefix in ordered}
+def float_counterexample_json(found: FloatCounterexample) -> dict[str, Any]:
+    """A float-mode witness: (p, q), both laws, the TV, the severity and the float verdict."""
+    verdict = found.verdict
+    return {**sampler_case_json(found.p, found.q, found.expected, found.actual),
+            "tv": fraction_text(found.tv), "severity": verdict.severity,
+            "reason": found.reason, "floats": verdict.to_json()}
 
 
 def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
     found = result.counterexample
     if found is None:
         return None
+    if isinstance(found, FloatCounterexample):
+        return float_counterexample_json(found)
     if isinstance(found, SamplerCounterexample):
-        vocab = range(len(found.p))
         verdict = found.verdict
-        crash = verdict.crash
         data: dict[str, Any] = {
-            "p": [fraction_text(x) for x in found.p],
-            "q": [fraction_text(x) for x in found.q],
-            "expected": law_json(found.expected, vocab),
-            "actual": law_json(found.actual, vocab if found.actual is not None else ()),
+            **sampler_case_json(found.p, found.q, found.expected, found.actual),
             "tv": None if found.tv is None else fraction_text(found.tv),
             "reason": found.reason,
         }
@@ -87,18 +67,13 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
         if comparison is not None:
             data["support_violation"] = fraction_text(comparison.support_violation)
             data["invalid_mass"] = fraction_text(comparison.invalid_mass)
-        if crash is not None:
-            data["crash"] = str(crash)
+        if verdict.crash is not None:
+            data["crash"] = str(verdict.crash)
         return data
     assert isinstance(found, StepCounterexample)
-    # A crash leaves no comparison, hence no expected law to list.
-    keys = list(found.expected) if found.expected is not None else []
     step: dict[str, Any] = {
-        "target": rows_json(found.target),
-        "draft": rows_json(found.draft),
-        "horizon": found.horizon,
-        "expected": law_json(found.expected, keys),
-        "actual": law_json(found.actual, keys if found.actual is not None else ()),
+        **step_witness_json(found.target, found.draft, found.horizon, found.expected,
+                            found.actual),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "first_difference": None if found.first_difference is None
         else prefix_key(found.first_difference),
@@ -127,8 +102,12 @@ def result_json(result: AuditResult) -> dict[str, Any]:
     return data
 
 
-def result_human(result: AuditResult) -> str:
-    """The report printed by ``specexact audit TARGET``."""
+def result_human(result: AuditResult, *, verbose: bool = True) -> str:
+    """The report printed by ``specexact audit TARGET``.
+
+    ``verbose=False`` cuts the witness table's identical rows beyond the
+    first few (the assertion helpers under pytest without ``-vv``).
+    """
     found = result.counterexample
     lines: list[str] = []
     if found is None:
@@ -139,19 +118,17 @@ def result_human(result: AuditResult) -> str:
     lines.append(f"FAIL  {result.name} ({result.kind}): {found.reason}")
     lines.append(_wrap(f"after {result.cases} exact cases. {result.coverage}"))
     lines.append("")
+    if isinstance(found, FloatCounterexample | SamplerCounterexample):
+        lines.extend(["minimal witness:", f"  p = {vector_text(found.p)}",
+                      f"  q = {vector_text(found.q)}", "", found.table(verbose=verbose)])
     if isinstance(found, SamplerCounterexample):
-        lines.append("minimal witness:")
-        lines.append(f"  p = {vector_text(found.p)}")
-        lines.append(f"  q = {vector_text(found.q)}")
-        lines.append("")
-        lines.append(found.table())
         if found.tv is not None:
             lines.append("")
             lines.append(f"TV(actual, p) = {found.tv} ~ {float(found.tv):.6g}")
         if found.verdict.crash is not None:
             lines.append("")
             lines.append(str(found.verdict.crash))
-    else:
+    elif isinstance(found, StepCounterexample):
         lines.append(f"minimal witness (models over every prefix the run asked for, "
                      f"horizon {found.horizon}):")
         lines.extend(model_lines("target", found.target))
@@ -161,7 +138,7 @@ def result_human(result: AuditResult) -> str:
             lines.append(found.crash)
         else:
             lines.append("joint law of the first tokens emitted:")
-            lines.append(found.table())
+            lines.append(found.table(verbose=verbose))
             if found.tv is not None:
                 lines.append("")
                 lines.append(f"TV(actual, target) = {found.tv} ~ {float(found.tv):.6g}")

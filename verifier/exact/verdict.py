@@ -12,6 +12,7 @@ from verifier.errors import SamplerFailure
 from verifier.exact.engine import Sampler, output_distribution
 from verifier.exact.tree import Budget
 from verifier.numbers import as_distribution, check_same_vocabulary
+from verifier.tables import omit_identical, render_table, signed
 
 __all__ = ["Comparison", "Verdict", "check_sampler", "compare_laws", "format_table"]
 
@@ -114,9 +115,9 @@ class Verdict:
         parts.append(f"biased, TV = {c.tv}")
         return "; ".join(parts)
 
-    def table(self) -> str:
-        """The witness as a table of exact fractions."""
-        return format_table(self.p, self.q, self.actual)
+    def table(self, *, verbose: bool = True) -> str:
+        """The witness as a table of exact fractions (``verbose=False`` cuts identical rows)."""
+        return format_table(self.p, self.q, self.actual, verbose=verbose)
 
     def __str__(self) -> str:
         head = "PASS" if self.passed else "FAIL"
@@ -127,9 +128,14 @@ class Verdict:
 
 
 def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
-                 actual: Mapping[Hashable, Fraction] | None) -> str:
-    """Token | p | q | expected | actual | difference, in exact fractions."""
-    rows = [("token", "p", "q", "expected", "actual", "actual - expected")]
+                 actual: Mapping[Hashable, Fraction] | None, *, verbose: bool = True) -> str:
+    """Token | p | q | expected | actual | difference, in exact fractions.
+
+    ``verbose=False`` leaves out the tokens without a difference beyond the
+    first few, as pytest cuts a long diff.
+    """
+    rows: list[tuple[str, ...]] = []
+    same: list[bool] = []
     keys: list[Hashable] = list(range(len(p)))
     if actual is not None:
         keys += [k for k in actual if k not in range(len(p))]
@@ -146,15 +152,11 @@ def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
             label = f"{k} (outside vocabulary)"
         rows.append((label, str(pk) if inside else "", qk, str(pk),
                      "" if act is None else str(act),
-                     "" if act is None else _signed(act - pk)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _signed(x: Fraction) -> str:
-    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
+                     "" if act is None else signed(act - pk)))
+        same.append(act is not None and act == pk)
+    shown, footer = omit_identical(rows, same, verbose=verbose, what="tokens")
+    return render_table(("token", "p", "q", "expected", "actual", "actual - expected"), shown,
+                        footer=footer)
 
 
 def compare_laws(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, Any],

@@ -31,11 +31,15 @@ from verifier.exact.tree import Budget
 from verifier.exact.verdict import compare_laws, tokens_only
 from verifier.modes.exact_scalar import exact_inputs, float_casts, numpy_module
 from verifier.numbers import as_distribution, check_same_vocabulary
+from verifier.tables import render_table, signed
+from verifier.validation import check_type, fail
+from verifier.witness import law_json
 
 __all__ = [
     "FORMATS",
     "Finding",
     "FloatVerdict",
+    "check_float_options",
     "check_floats",
     "check_grid",
     "float_tolerance",
@@ -117,9 +121,7 @@ def _approx(x: Fraction) -> str:
 
 
 def _law_json(law: Distribution | None) -> dict[str, str] | None:
-    if law is None:
-        return None
-    return {str(k) if not isinstance(k, tuple) else repr(k): str(v) for k, v in law.items()}
+    return None if law is None else law_json(law)
 
 
 @final
@@ -251,7 +253,7 @@ class FloatVerdict:
             for k in law or ():
                 if k not in keys:
                     keys.append(k)
-        rows = [header]
+        rows: list[list[str]] = []
         for k in keys:
             inside = isinstance(k, int) and 0 <= k < len(self.p)
             i = k if isinstance(k, int) and inside else 0
@@ -262,10 +264,7 @@ class FloatVerdict:
             for _, law, base in laws:
                 row.append(_cell(law, base, k, Fraction(0)))
             rows.append(row)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        out = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-        out.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(out)
+        return render_table(header, rows)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data; every Fraction as a string such as ``"3/10"``."""
@@ -294,10 +293,7 @@ def _cell(law: Distribution | None, base: Distribution | None, k: Hashable,
         return "-"
     ref = base.prob(k) if base is not None else expected
     diff = law.prob(k) - ref
-    if diff == 0:
-        return "0"
-    text = str(diff) if diff.denominator < 10**9 else f"{float(diff):+.3g}"
-    return text if text.startswith("-") else "+" + text.lstrip("+")
+    return signed(diff) if diff.denominator < 10**9 else f"{float(diff):+.3g}"
 
 
 def _tv(a: Distribution | None, b: Distribution | None) -> Fraction:
@@ -388,16 +384,7 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
     pf = as_distribution(p, name="p")
     qf = as_distribution(q, name="q")
     check_same_vocabulary(pf, qf)
-    if uniform_bits is not None:
-        check_uniform_bits(uniform_bits)
-    if fmt is not None:
-        _unit(fmt)
-        if fmt != "float64" and not arrays:
-            msg = f"fmt={fmt!r} needs arrays=True (Python floats are float64)"
-            raise InvalidArgument(msg)
-    elif arrays:
-        msg = "arrays=True needs a float format (fmt='float64' or 'float32')"
-        raise InvalidArgument(msg)
+    check_float_options(fmt, arrays, uniform_bits)
     vocab = len(pf)
     f_tol = Fraction(0) if fmt is None else (
         _check_tolerance(float_tolerance, "float_tolerance")
@@ -478,10 +465,24 @@ def _judge(p: tuple[Fraction, ...],
     return findings
 
 
+def check_float_options(fmt: Any, arrays: Any, uniform_bits: Any) -> None:
+    """Check the options of a float-mode run (``check_floats``, ``search_floats``)."""
+    if uniform_bits is not None:
+        check_uniform_bits(uniform_bits)
+    check_type(arrays, "arrays", bool, "True or False")
+    if fmt is not None:
+        _unit(fmt)
+        if fmt != "float64" and not arrays:
+            fail("fmt", fmt, "'float64' unless arrays=True (Python floats are float64)")
+    elif arrays:
+        fail("arrays", arrays, "False without a float format (fmt='float64' or 'float32')")
+
+
 def _check_tolerance(value: Any, name: str) -> Fraction:
-    if not isinstance(value, (int, Fraction)) or isinstance(value, bool) or value < 0:
-        msg = f"{name}={value!r} must be a nonnegative Fraction (or int)"
-        raise InvalidArgument(msg)
+    valid = "a nonnegative Fraction (or int)"
+    check_type(value, name, (int, Fraction), valid)
+    if value < 0:
+        fail(name, value, valid)
     return Fraction(value)
 
 

@@ -19,6 +19,7 @@ only fails to refute.  numpy and scipy are imported when an audit runs.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import operator
 import time
@@ -29,6 +30,7 @@ from typing import Any, final
 
 from verifier.errors import InvalidArgument, MissingDependency, Undecided
 from verifier.numbers import as_distribution, check_same_vocabulary
+from verifier.tables import render_table
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -246,16 +248,15 @@ class StatisticalReport:
 
 
 def _law_table(c: CaseResult) -> str:
-    rows = [("token", "p", "q", "count", "expected", "observed - p")]
+    rows: list[tuple[str, ...]] = []
     n = c.drawn
     for i, (p, q, k) in enumerate(zip(c.case.p, c.case.q, c.counts, strict=True)):
         rows.append((str(i), str(p), str(q), str(k), f"{float(p) * n:.1f}",
                      f"{k / n - float(p):+.4f}" if n else ""))
     if c.invalid:
         rows.append(("other", "", "", str(c.invalid), "0", f"+{c.invalid / n:.4f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(x.rjust(w) for x, w in zip(r, widths, strict=True))
-                     for r in rows)
+    return render_table(("token", "p", "q", "count", "expected", "observed - p"), rows,
+                        rule=False)
 
 
 # --------------------------------------------------------------------------
@@ -263,13 +264,18 @@ def _law_table(c: CaseResult) -> str:
 # --------------------------------------------------------------------------
 
 
-def _scipy_stats() -> Any:
+def _require(module: str) -> Any:
+    """``module`` imported, or MissingDependency saying which package to install."""
     try:
-        from scipy import stats
+        return importlib.import_module(module)
     except ImportError:
-        msg = "the statistical audit needs scipy; install it with: pip install scipy"
+        package = module.partition(".")[0]
+        msg = f"the statistical audit needs {package}; install it with: pip install {package}"
         raise MissingDependency(msg) from None
-    return stats
+
+
+def _scipy_stats() -> Any:
+    return _require("scipy.stats")
 
 
 def _cells(probs: Sequence[Fraction], n: int) -> list[list[int]]:
@@ -383,12 +389,7 @@ def _as_token(value: Any) -> int | None:
 
 
 def _numpy() -> Any:
-    try:
-        import numpy
-    except ImportError:
-        msg = "the statistical audit needs numpy; install it with: pip install numpy"
-        raise MissingDependency(msg) from None
-    return numpy
+    return _require("numpy")
 
 
 def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, seed: int = 0,

@@ -23,6 +23,8 @@ from verifier.steps.decode import (
     law_by_prefix,
 )
 from verifier.steps.models import format_prefix
+from verifier.tables import omit_identical, render_table, signed
+from verifier.witness import step_witness_json
 
 __all__ = ["DecodeComparison", "StepVerdict", "check_step", "compare_decodes"]
 
@@ -114,10 +116,6 @@ def compare_decodes(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, 
     return DecodeComparison(e, a, vocab_size)
 
 
-def _signed(x: Fraction) -> str:
-    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
-
-
 @final
 @dataclass(frozen=True)
 class StepVerdict:
@@ -174,19 +172,23 @@ class StepVerdict:
                          f"{c.first_actual}")
         return "; ".join(parts) or f"preserves the target's joint law over {self.horizon} tokens"
 
-    def table(self) -> str:
-        """The witness: each sequence with expected, actual and difference, exactly."""
-        rows = [("sequence", "expected", "actual", "actual - expected")]
+    def table(self, *, verbose: bool = True) -> str:
+        """The witness: each sequence with expected, actual and difference, exactly.
+
+        ``verbose=False`` cuts the identical sequences beyond the first few.
+        """
+        rows = []
+        same = []
         if self.comparison is not None:
             e, a = self.comparison.expected, self.comparison.actual
             keys = list(e) + [k for k in a if k not in e]
             for k in sorted(keys):  # type: ignore[type-var]
                 pe, pa = e.prob(k), a.prob(k)
-                rows.append((format_prefix(k), str(pe), str(pa), _signed(pa - pe)))  # type: ignore[arg-type]
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+                rows.append((format_prefix(k), str(pe), str(pa), signed(pa - pe)))  # type: ignore[arg-type]
+                same.append(pe == pa)
+        shown, footer = omit_identical(rows, same, verbose=verbose, what="sequences")
+        return render_table(("sequence", "expected", "actual", "actual - expected"), shown,
+                            footer=footer)
 
     def models_table(self) -> str:
         """The model rows the run asked for, one prefix a line."""
@@ -199,17 +201,8 @@ class StepVerdict:
 
     def to_json(self) -> dict[str, Any]:
         """The witness as JSON-ready data: fractions as strings, prefixes as ``"0,1"``."""
-        def rows(table: Mapping[Prefix, tuple[Fraction, ...]]) -> dict[str, list[str]]:
-            return {format_prefix(k): [str(x) for x in table[k]] for k in sorted(table)}
-
-        def law(d: Distribution | None) -> dict[str, str]:
-            if d is None:
-                return {}
-            return {format_prefix(k): str(v) for k, v in d.items()}  # type: ignore[arg-type]
-
-        return {"target": rows(self.target_rows), "draft": rows(self.draft_rows),
-                "horizon": self.horizon, "expected": law(self.expected),
-                "actual": law(self.actual)}
+        return step_witness_json(self.target_rows, self.draft_rows, self.horizon,
+                                 self.expected, self.actual)
 
     def __str__(self) -> str:
         head = "PASS" if self.passed else "FAIL"

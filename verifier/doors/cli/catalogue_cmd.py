@@ -12,9 +12,11 @@ from typing import Any, TextIO
 from verifier.doors.audit import AuditOptions, SamplerCounterexample, StepCounterexample, audit
 from verifier.doors.cli.parallel import run_jobs
 from verifier.doors.cli.progress import Progress
-from verifier.doors.report import fraction_text, law_json, model_lines, rows_json, vector_text
+from verifier.doors.report import fraction_text, model_lines, vector_text
 from verifier.errors import InvalidArgument, SamplerFailure, SpecexactError, Undecided
 from verifier.exact.verdict import check_sampler
+from verifier.tables import render_table
+from verifier.witness import SamplerWitness, sampler_case_json, step_witness_json
 
 __all__ = ["audit_catalogue", "explain", "list_catalogue"]
 
@@ -68,9 +70,8 @@ def _witness_json(entry: Any) -> Any:
     witness = entry.witness
     if witness is None:
         return None
-    if hasattr(witness, "p") and hasattr(witness, "q"):
-        return {"p": [fraction_text(x) for x in witness.p],
-                "q": [fraction_text(x) for x in witness.q]}
+    if isinstance(witness, SamplerWitness):
+        return witness.to_json()
     return _step_witness(entry)[0]
 
 
@@ -82,12 +83,9 @@ def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
     verdict = check_step(entry.rule, witness.target, witness.draft, witness.horizon,
                          uniform_bits=getattr(entry, "uniform_bits", None))
     found = StepCounterexample(verdict)
-    keys = list(found.expected or ())  # no expected law when the witness crashed
     data: dict[str, Any] = {
-        "target": rows_json(found.target), "draft": rows_json(found.draft),
-        "horizon": found.horizon,
-        "expected": law_json(found.expected, keys),
-        "actual": law_json(found.actual, keys if found.actual else ()),
+        **step_witness_json(found.target, found.draft, found.horizon, found.expected,
+                            found.actual),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "reproduced": not verdict.passed, "reason": found.reason}
     lines = [f"witness (horizon {found.horizon}):", *model_lines("target", found.target),
@@ -149,12 +147,11 @@ def explain(name: str, *, as_json: bool, out: TextIO) -> int:
     data = _entry_json(entry)
     witness = entry.witness
     evidence: list[str] = []
-    if witness is not None and hasattr(witness, "p"):
+    if isinstance(witness, SamplerWitness):
         verdict = check_sampler(entry.rule, witness.p, witness.q,
                                 uniform_bits=getattr(entry, "uniform_bits", None))
         data["witness"].update({
-            "expected": law_json(verdict.expected, range(len(verdict.p))),
-            "actual": law_json(verdict.actual, range(len(verdict.p))),
+            **sampler_case_json(verdict.p, verdict.q, verdict.expected, verdict.actual),
             "tv": None if verdict.tv is None else fraction_text(verdict.tv),
             "reproduced": not verdict.passed,
             "reason": verdict.reason,
@@ -239,8 +236,7 @@ def audit_entry(name: str, examples: int | None, seed: int | None) -> dict[str, 
             row.update(found="wrong", tv=None if tv is None else fraction_text(tv),
                        detail=found.reason, finding=_finding(found))
             if isinstance(found, SamplerCounterexample):
-                row["witness"] = {"p": [fraction_text(x) for x in found.p],
-                                  "q": [fraction_text(x) for x in found.q]}
+                row["witness"] = SamplerWitness(found.p, found.q).to_json()
     row["seconds"] = round(time.perf_counter() - start, 3)
     expected_pass = row["expected"] == "lossless"
     row["match"] = row["found"] in ("lossless", "wrong") \
@@ -297,8 +293,4 @@ def audit_catalogue(*, as_json: bool, jobs: int, examples: int | None, seed: int
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return render_table(rows[0], rows[1:], align="left")

@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
+from verifier.doors.audit import parse_integer
 from verifier.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
 
 __all__ = ["build_parser", "main"]
@@ -36,14 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _int_at_least(text: str, minimum: int) -> int:
     try:
-        value = int(text)
-    except ValueError:
-        msg = f"{text!r} is not an integer"
-        raise argparse.ArgumentTypeError(msg) from None
-    if value < minimum:
-        msg = f"{value} must be >= {minimum}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+        return parse_integer(text, minimum)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _nonnegative_int(text: str) -> int:

@@ -1,0 +1,58 @@
+"""Searching float code for counterexamples: the sampler search with float-mode verdicts.
+
+Each case is judged by :func:`verifier.modes.floats.check_floats`, which
+splits a deviation into rounding (passes, reported) and structure (fails);
+the cases, the Hypothesis search and the shrinking are those of
+:func:`properties.search_sampler`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import settings as Settings
+
+from properties.runner import Progress, SearchResult, rule_key
+from properties.search import Pair, pair_search
+from properties.strategies import vocab_range
+from verifier.exact.tree import Budget
+from verifier.modes.floats import FloatVerdict, check_float_options, check_floats
+
+__all__ = ["DEFAULT_FLOAT_EXAMPLES", "search_floats"]
+
+DEFAULT_FLOAT_EXAMPLES = 100
+
+
+def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = False,
+                  uniform_bits: int | None = None, vocab_sizes: int | Sequence[int] = (2, 4),
+                  examples: int = DEFAULT_FLOAT_EXAMPLES, seed: int = 0,
+                  budget: Budget | None = None, settings: Settings | None = None,
+                  progress: Progress | None = None) -> SearchResult:
+    """Search for an exact (p, q) on which float code ``sampler`` deviates beyond rounding.
+
+    ``fmt`` (``"float64"``, ``"float32"``, or None for exact inputs) and
+    ``arrays`` (numpy arrays instead of Python floats) say what the sampler
+    is handed; ``uniform_bits=K`` draws ``rng.random()`` from the K-bit grid
+    (with ``fmt=None``: the grid mode).  The verdict of a failure is a
+    :class:`~verifier.modes.floats.FloatVerdict`; other options as for
+    :func:`properties.search_sampler`.
+
+    >>> def naive(p, q, rng):
+    ...     x = rng.categorical(q)
+    ...     return x if rng.random() < p[x] / q[x] else rng.categorical(p)
+    >>> result = search_floats(naive, examples=0)
+    >>> result.status, result.verdict.severity
+    ('fail', 'structural')
+    """
+    check_float_options(fmt, arrays, uniform_bits)
+    low, high = vocab_range(vocab_sizes)
+
+    def check(pair: Pair) -> FloatVerdict:
+        return check_floats(sampler, pair[0], pair[1], fmt=fmt, arrays=arrays,
+                            uniform_bits=uniform_bits, budget=budget)
+
+    return pair_search(check, low=low, high=high, examples=examples, seed=seed,
+                       settings=settings, progress=progress, score=None,
+                       key=rule_key(sampler, f"floats {fmt} {arrays} {low}-{high} "
+                                             f"{uniform_bits}"))

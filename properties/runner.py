@@ -1,0 +1,340 @@
+"""The one search runner: edge cases, then Hypothesis, then shrinking.
+
+Every search here (samplers, steps, float code) is the same run in named
+phases, as Hypothesis's engine names them:
+
+* ``explicit``: the hand-picked edge cases, in order;
+* ``generate``: seeded Hypothesis examples;
+* ``target``: the adapter's score (a TV) handed to ``hypothesis.target``
+  where there is a real bias to climb (listed when it was);
+* ``shrink``: Hypothesis's shrinking, then the adapter's exact shrinker.
+
+A search differs only by its :class:`Adapter`: a case type, a check
+function, a strategy, a shrinker and a score.  The run ends with an
+:class:`ExitReason`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar, final
+
+import hypothesis
+from hypothesis import HealthCheck, Verbosity, given
+from hypothesis import settings as Settings
+
+from verifier.errors import BudgetExceeded, Undecided
+from verifier.validation import check_integer
+
+__all__ = [
+    "Adapter",
+    "ExitReason",
+    "Phase",
+    "SearchResult",
+    "SearchRun",
+    "covered_sentence",
+    "run_search",
+    "search",
+]
+
+Status = Literal["pass", "fail", "undecided"]
+Progress = Callable[[int], None]
+C = TypeVar("C", bound=Hashable)
+
+# Once this many cases came out undecided, stop computing: the verdict can
+# no longer be "pass", and the cause (hidden randomness, an unsupported
+# operation) is usually the same everywhere.
+_UNDECIDED_LIMIT = 5
+
+
+class Phase(enum.Enum):
+    """The phases of a search, named as Hypothesis names its own."""
+
+    explicit = "explicit"
+    generate = "generate"
+    target = "target"
+    shrink = "shrink"
+
+
+class ExitReason(enum.Enum):
+    """Why a search stopped."""
+
+    finished = "every case passed or was undecided"
+    found = "a case failed; it was shrunk"
+    undecided = "too many cases were undecided to go on"
+    out_of_time = "a case ran out of wall-clock time"
+
+
+@final
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search found: a verdict status, the minimal witness, and what was covered.
+
+    ``status`` is "fail" with ``witness`` and its exact ``verdict`` when a
+    case failed; "undecided" with ``error`` when some case could not be
+    decided and none failed; "pass" when every case passed exactly.
+    ``phases`` are the phases that ran and ``exit_reason`` why the run stopped.
+    """
+
+    status: Status
+    cases: int
+    witness: Any
+    verdict: Any
+    error: Undecided | None
+    covered: str
+    phases: tuple[Phase, ...] = ()
+    exit_reason: ExitReason = ExitReason.finished
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def __str__(self) -> str:
+        if self.status == "pass":
+            return f"PASS: no counterexample in {self.cases} exact cases. {self.covered}"
+        if self.status == "undecided":
+            return f"UNDECIDED after {self.cases} exact cases: {self.error}\n{self.covered}"
+        return f"{self.verdict}\nfound after {self.cases} exact cases. {self.covered}"
+
+
+def tv_score(verdict: Any) -> float:
+    """The score the target phase climbs: the verdict's exact TV, as a float."""
+    return float(verdict.tv or 0)
+
+
+@dataclass(frozen=True)
+class Adapter(Generic[C]):
+    """One kind of search: what a case is, how it is checked, generated and shrunk.
+
+    ``check(case)`` returns a verdict with ``passed`` (or raises
+    :class:`~verifier.errors.Undecided`); ``shrink(case, fails)`` returns a
+    simpler failing case, where ``fails(candidate)`` is truthy when the
+    candidate still fails; ``score(verdict)`` is the value Hypothesis's
+    target phase climbs on a failing case (None: no target phase).
+    ``key`` names the rule and options in the example database;
+    ``witness(case, verdict)`` is what a failure reports.  ``edge_families``
+    and ``families`` name what the edge cases and the strategy cover.
+    """
+
+    edge_cases: Sequence[C]
+    strategy: Any
+    check: Callable[[C], Any]
+    shrink: Callable[[C, Callable[[C], Any]], C]
+    witness: Callable[[C, Any], Any]
+    key: str
+    edge_families: Sequence[str]
+    families: Sequence[str]
+    score: Callable[[Any], float] | None = tv_score
+    score_label: str = "TV"
+
+
+@dataclass
+class SearchRun(Generic[C]):
+    """The raw outcome of :func:`run_search`, before an adapter words it."""
+
+    cases: int = 0
+    error: Undecided | None = None
+    edge_tried: int = 0
+    hypothesis_settings: Settings | None = None
+    case: C | None = None
+    verdict: Any = None
+    phases: list[Phase] = field(default_factory=list)
+    exit_reason: ExitReason = ExitReason.finished
+
+    @property
+    def status(self) -> Status:
+        if self.case is not None:
+            return "fail"
+        return "undecided" if self.error is not None else "pass"
+
+
+class _Found(Exception):
+    """Raised inside the Hypothesis test to report a failing case (and shrink it)."""
+
+    def __init__(self, case: Any, verdict: Any) -> None:
+        super().__init__("counterexample")
+        self.case = case
+        self.verdict = verdict
+
+
+class _Checker(Generic[C]):
+    """Runs exact checks, counts them, reports progress and remembers the first Undecided."""
+
+    def __init__(self, check: Callable[[C], Any], run: SearchRun[C],
+                 progress: Progress | None) -> None:
+        self._check = check
+        self.run = run
+        self._progress = progress
+        self.undecided = 0
+        self.failing: dict[C, Any] = {}
+
+    def __call__(self, case: C) -> Any | None:
+        """The verdict when ``case`` fails, None when it passes or is undecided."""
+        run = self.run
+        run.cases += 1
+        try:
+            verdict = self._check(case)
+        except Undecided as exc:
+            self.undecided += 1
+            if run.error is None:
+                run.error = exc
+            if isinstance(exc, BudgetExceeded) and exc.limit == "max_seconds":
+                # A case that ran out of wall-clock time usually means code that
+                # never ends; retrying on more cases would only multiply the wait.
+                self.undecided = max(self.undecided, _UNDECIDED_LIMIT)
+                run.exit_reason = ExitReason.out_of_time
+            elif self.exhausted:
+                run.exit_reason = ExitReason.undecided
+            return None
+        finally:
+            if self._progress is not None:
+                self._progress(run.cases)
+        if verdict.passed:
+            return None
+        self.failing[case] = verdict
+        return verdict
+
+    @property
+    def exhausted(self) -> bool:
+        return self.undecided >= _UNDECIDED_LIMIT
+
+
+def check_examples(examples: Any) -> int:
+    """``examples`` as an int >= 0 (a bool is not one)."""
+    return check_integer(examples, "examples", min_value=0)
+
+
+def search_settings(settings: Settings | None, examples: int) -> Settings | None:
+    """The Hypothesis settings of a search; None when it generates no examples."""
+    forced: dict[str, Any] = {"suppress_health_check": list(HealthCheck),
+                              "report_multiple_bugs": False, "deadline": None}
+    if settings is None:
+        if examples == 0:  # edge cases only (Hypothesis refuses max_examples=0)
+            return None
+        return Settings(max_examples=examples, database=None, verbosity=Verbosity.quiet,
+                        **forced)
+    return Settings(settings, **forced)
+
+
+def rule_key(rule: Any, extra: str) -> str:
+    """The example-database key of ``rule`` searched with the options in ``extra``."""
+    name = getattr(rule, "__qualname__", None) or type(rule).__qualname__
+    return f"{getattr(rule, '__module__', '?')}.{name}|{extra}"
+
+
+def _run_hypothesis(adapter: Adapter[C], checker: _Checker[C], *, settings: Settings,
+                    seed: int) -> tuple[C, Any] | None:
+    """Run a seeded Hypothesis search; the shrunk (case, verdict) of a failure, or None."""
+    found_any = False
+    score = adapter.score
+
+    def test(case: C) -> None:
+        nonlocal found_any
+        if checker.exhausted and not found_any:
+            return
+        verdict = checker(case)
+        # Only a real bias is worth climbing: targeting TV(p, q), or a TV that
+        # is 0 everywhere, sends the target phase hill-climbing on a plateau
+        # for thousands of executions on a correct rule.
+        if verdict is not None and score is not None:
+            value = score(verdict)
+            if value:
+                hypothesis.target(value, label=adapter.score_label)
+                if Phase.target not in checker.run.phases:
+                    checker.run.phases.append(Phase.target)
+        if verdict is not None:
+            found_any = True
+            raise _Found(case, verdict)
+
+    # hypothesis.given is typed by overloads mypy cannot resolve for an Any strategy.
+    given_: Any = given
+    wrapped: Any = settings(given_(adapter.strategy)(test))
+    # What ``hypothesis.seed`` does, minus its switching the example database off:
+    # the search stays reproducible and still replays stored failures first.
+    wrapped._hypothesis_internal_use_seed = seed
+    # Distinct rules (and search options) get distinct keys in the example database.
+    wrapped._hypothesis_internal_database_key = adapter.key.encode()
+    try:
+        wrapped()
+    except _Found as found:
+        return found.case, found.verdict
+    return None
+
+
+def run_search(adapter: Adapter[C], *, settings: Settings | None, seed: int,
+               progress: Progress | None = None) -> SearchRun[C]:
+    """Run the phases in order; stop at the first failure and shrink it.
+
+    ``settings`` None skips Hypothesis (edge cases only).
+    """
+    run: SearchRun[C] = SearchRun()
+    checker = _Checker(adapter.check, run, progress)
+    failure: tuple[C, Any] | None = None
+    run.phases.append(Phase.explicit)
+    for case in adapter.edge_cases:
+        run.edge_tried += 1
+        verdict = checker(case)
+        if verdict is not None:
+            failure = (case, verdict)
+            break
+        if checker.exhausted:
+            break
+    if failure is None and not checker.exhausted and settings is not None:
+        run.hypothesis_settings = settings
+        run.phases.append(Phase.generate)
+        failure = _run_hypothesis(adapter, checker, settings=settings, seed=seed)
+    if failure is None:
+        return run
+    run.phases.append(Phase.shrink)
+    case = adapter.shrink(failure[0], checker)
+    run.case = case
+    run.verdict = checker.failing.get(case, failure[1])
+    run.exit_reason = ExitReason.found  # whatever the shrinker's candidates ran into
+    return run
+
+
+def covered_sentence(sizes: str, edge: int, edge_families: Sequence[str],
+                     settings: Settings | None, seed: int, cases: int,
+                     families: Sequence[str], edge_total: int | None = None) -> str:
+    """One sentence saying what a search covered (``settings`` None: Hypothesis never ran).
+
+    ``edge`` is the number of hand-picked cases tried, ``edge_total`` the
+    number there were (the search stops at the first failure).
+    """
+    if edge_total is not None and edge < edge_total:
+        tried = (f"{edge} of the {edge_total} hand-picked edge cases "
+                 f"({', '.join(edge_families)}), stopping at the first failure")
+    else:
+        tried = f"{edge} hand-picked edge cases ({', '.join(edge_families)})"
+    text = f"Covered vocabulary sizes {sizes}: {tried}"
+    if settings is not None:
+        text += (f", then up to {settings.max_examples} Hypothesis examples (seed {seed}; "
+                 f"families: {', '.join(families)})")
+    return f"{text}; {cases} exact cases in all."
+
+
+def sizes_text(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}..{high}"
+
+
+def search(adapter: Adapter[C], *, low: int, high: int, examples: Any,
+           settings: Settings | None, seed: int, progress: Progress | None = None,
+           sizes_note: str = "") -> SearchResult:
+    """Run ``adapter``'s search over vocabularies ``low..high`` and word its result.
+
+    ``examples`` Hypothesis examples (``settings`` overrides); ``sizes_note``
+    follows the sizes in the coverage sentence ("with horizon 3").
+    """
+    check_examples(examples)
+    run = run_search(adapter, settings=search_settings(settings, examples), seed=seed,
+                     progress=progress)
+    covered = covered_sentence(sizes_text(low, high) + sizes_note, run.edge_tried,
+                               adapter.edge_families, run.hypothesis_settings, seed,
+                               run.cases, adapter.families, len(adapter.edge_cases))
+    if run.case is None:
+        return SearchResult(run.status, run.cases, None, None, run.error, covered,
+                            tuple(run.phases), run.exit_reason)
+    return SearchResult("fail", run.cases, adapter.witness(run.case, run.verdict),
+                        run.verdict, None, covered, tuple(run.phases), run.exit_reason)
