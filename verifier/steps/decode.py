@@ -163,12 +163,19 @@ def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
     stateful = target.stateful or draft.stateful
     t_handed, d_handed = target.handed, draft.handed
 
+    recorders = [side.recorder for side in (target, draft) if side.recorder is not None]
+
     def run(rng: Any) -> Any:
         if not stateful:
-            return step(t_handed, d_handed, prefix, rng)
+            out = step(t_handed, d_handed, prefix, rng)
+            for recorder in recorders:
+                recorder.settle()
+            return out
         target.reset(caches[0])
         draft.reset(caches[1])
         out = step(t_handed, d_handed, prefix, rng)
+        for recorder in recorders:
+            recorder.settle()
         return (out, target.cache(), draft.cache())
 
     context: dict[str, Any] = {"prefix": prefix}
