@@ -65,20 +65,21 @@ def _weights(weights: Any, where: str, rng: ExactRandom | None = None
     return ws, total
 
 
-def _fast_weights(weights: Any) -> tuple[tuple[Fraction, ...], Fraction, Any] | None:
-    """Weights, their total and a law key, when every weight is a nonnegative Fraction or int.
+def _fast_weights(weights: Any) -> tuple[tuple[Any, ...], Fraction | int] | None:
+    """Weights and their total, when every weight is a nonnegative Fraction or int.
 
-    Sums over a common denominator (one normalisation instead of one per
-    addition); the key is the weights as integers over that denominator,
-    cheap to hash and equal for equal weights.  ``None`` sends anything else
-    (floats, numpy values, invalid weights) to the generic path, which also
-    raises the errors.
+    The weights come back as integers over a common denominator (one
+    normalisation instead of one per addition): cheap to sum, to hash as a
+    law key and to keep, where the code's Fractions would be copied.  A
+    validated row comes back as it is, with total 1.  ``None`` sends anything
+    else (floats, numpy values, invalid weights) to the generic path, which
+    also raises the errors.
     """
     if isinstance(weights, RowSource):
         weights = weights.resolve()
     if type(weights) is ValidatedRow and weights.untouched():
         # A row as the model (or output_distribution) gave it: validated, summing to 1.
-        return weights.source, _ONE, None
+        return weights.source, _ONE
     if type(weights) is not list and type(weights) is not tuple:
         return None
     common = 1
@@ -97,9 +98,7 @@ def _fast_weights(weights: Any) -> tuple[tuple[Fraction, ...], Fraction, Any] | 
     total = sum(scaled)
     if total <= 0:
         return None
-    ws = tuple(weights) if all(type(w) is Fraction for w in weights) \
-        else tuple([w if type(w) is Fraction else Fraction(w) for w in weights])
-    return ws, Fraction(total, common), scaled
+    return scaled, total
 
 
 def check_uniform_bits(uniform_bits: Any) -> int:
@@ -405,17 +404,18 @@ class LazyToken:
     without branching.  Inspecting it branches: ``==``/``!=``/``<``... with an
     integer split the candidates in two; indexing, hashing, ``int()``,
     arithmetic and formatting fix the value.
+
+    ``weights`` are the draw's weights up to a common factor (integers over a
+    common denominator when the code gave Fractions or ints) and ``total``
+    their sum.
     """
 
-    __slots__ = ("_draw", "_key", "_rng", "_support", "_value", "candidates", "total",
-                 "weights")
+    __slots__ = ("_draw", "_rng", "_support", "_value", "candidates", "total", "weights")
     __array_ufunc__ = None
 
-    def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Fraction, ...],
-                 total: Fraction, key: Any = None) -> None:
+    def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Any, ...],
+                 total: Fraction | int) -> None:
         self._rng = rng
-        #: What identifies the weights in law_key (by default the weights themselves).
-        self._key = key
         self._draw = draw
         self.weights = weights
         self.total = total
@@ -446,6 +446,8 @@ class LazyToken:
         ws = self.weights
         if self.candidates is None:
             total = self.total
+            if type(total) is int:  # integer weights (see _fast_weights)
+                return [(i, Fraction(w, total)) for i, w in enumerate(ws) if w]
             return [(i, w / total) for i, w in enumerate(ws) if w]
         ids = self.candidates
         total = sum((ws[i] for i in ids), _ZERO)
@@ -453,7 +455,7 @@ class LazyToken:
 
     def law_key(self) -> tuple[Any, ...]:
         """A hashable key equal for tokens with equal conditional laws."""
-        return (self.weights if self._key is None else self._key, self.candidates)
+        return (self.weights, self.candidates)
 
     @property
     def is_fixed(self) -> bool:
@@ -643,7 +645,7 @@ class ExactRandom:
         self._draws += 1
         fast = _fast_weights(weights)
         if fast is not None:
-            return LazyToken(self, self._draws, fast[0], fast[1], fast[2])
+            return LazyToken(self, self._draws, fast[0], fast[1])
         ws, total = _weights(weights, f"categorical draw #{self._draws}", self)
         return LazyToken(self, self._draws, ws, total)
 

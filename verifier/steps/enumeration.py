@@ -61,8 +61,7 @@ def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
             value = token
         elif isinstance(token, LazyToken):
             if not token.is_fixed:
-                ids = token.candidates if token.candidates is not None else \
-                    [i for i, w in enumerate(token.weights) if w]
+                ids = token.possible_ids()
                 if max(ids) >= vocab_size:
                     raise _invalid(prefix, shown, f": it can emit id {max(ids)}, outside the "
                                    f"vocabulary 0..{vocab_size - 1}", weight, chooser)
