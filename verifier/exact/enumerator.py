@@ -198,7 +198,10 @@ class _Run:
         normalise = self.normalise
         watch = GlobalRandomWatch()
         plain: dict[Hashable, Any] = {}
-        pending: dict[Hashable, list[Any]] = {}
+        # Groups of leaves returning unfixed tokens with equal laws: the law keys
+        # describe the laws, so only the summed weight is kept (not the tokens,
+        # which would keep every run's random source alive).
+        pending: dict[Hashable, Any] = {}
         first: tuple[Any, Hashable] | None = None
         tree: ChoiceTree[Any] = ChoiceTree(self.budget)
         try:
@@ -211,11 +214,7 @@ class _Run:
                         template = key[0]  # type: ignore[index]
                         plain[template] = plain.get(template, _ZERO) + weight
                         continue
-                    group = pending.get(key)
-                    if group is None:
-                        pending[key] = [weight, slots]
-                    else:
-                        group[0] += weight
+                    pending[key] = pending.get(key, _ZERO) + weight
         except HiddenRandomness:
             watch.check()  # a global generator is the likelier culprit: say so
             raise
@@ -235,12 +234,11 @@ class _Run:
                 return
 
 
-def _fold(plain: dict[Hashable, Any], pending: dict[Hashable, list[Any]]
-          ) -> dict[Hashable, Any]:
+def _fold(plain: dict[Hashable, Any], pending: dict[Hashable, Any]) -> dict[Hashable, Any]:
     """Add each pending group's returned lazy tokens, expanded over their laws."""
-    for key, (weight, slots) in pending.items():
+    for key, weight in pending.items():
         template: Any = key[0]  # type: ignore[index]
-        laws = [s.law() for s in slots]
+        laws = [LazyToken.law_of_key(law_key) for law_key in key[1]]  # type: ignore[index]
         if len(laws) == 1 and isinstance(template, Slot):
             for token, prob in laws[0]:
                 plain[token] = plain.get(token, _ZERO) + weight * prob

@@ -443,15 +443,14 @@ class LazyToken:
         """The exact conditional law of the token given what was inspected so far."""
         if self._value is not None:
             return [(self._value, _ONE)]
-        ws = self.weights
         if self.candidates is None:
-            total = self.total
-            if type(total) is int:  # integer weights (see _fast_weights)
-                return [(i, Fraction(w, total)) for i, w in enumerate(ws) if w]
-            return [(i, w / total) for i, w in enumerate(ws) if w]
-        ids = self.candidates
-        total = sum((ws[i] for i in ids), _ZERO)
-        return [(i, ws[i] / total) for i in ids]
+            return _law(self.weights, self.total, None)
+        return _law(self.weights, None, self.candidates)
+
+    @staticmethod
+    def law_of_key(key: tuple[Any, ...]) -> list[tuple[int, Fraction]]:
+        """The law of an unfixed token whose :meth:`law_key` is ``key`` (no token needed)."""
+        return _law(key[0], None, key[1])
 
     def law_key(self) -> tuple[Any, ...]:
         """A hashable key equal for tokens with equal conditional laws."""
@@ -572,6 +571,19 @@ class LazyToken:
         if self._value is not None:
             return repr(self._value)
         return f"<lazy token from categorical draw #{self._draw}>"
+
+
+def _law(weights: tuple[Any, ...], total: Any, ids: tuple[int, ...] | None
+         ) -> list[tuple[int, Fraction]]:
+    """weights[i] / total over ``ids`` (every positive weight when None)."""
+    if ids is None:
+        if total is None:
+            total = sum(weights)
+        if type(total) is int:  # integer weights (see _fast_weights)
+            return [(i, Fraction(w, total)) for i, w in enumerate(weights) if w]
+        return [(i, w / total) for i, w in enumerate(weights) if w]
+    total = sum((weights[i] for i in ids), _ZERO)
+    return [(i, weights[i] / total) for i in ids]
 
 
 def _forward(name: str) -> Any:

@@ -48,6 +48,8 @@ Model = Callable[[Prefix], Sequence[Any]]
 
 #: At most this many rows never read are added to a witness (see RecordingModel).
 _COMPLETION_LIMIT = 2000
+#: RandomModel keeps at most this many rows it computed.
+_ROW_CACHE = 1 << 16
 
 MODEL_KINDS = ("random", "context-free", "equal", "zeros", "disjoint", "one-hot")
 
@@ -154,6 +156,10 @@ class RandomModel:
         key = tuple(prefix)
         row = self._rows.get(key)
         if row is None:
+            if len(self._rows) >= _ROW_CACHE:
+                # Bounded: the engine records the rows it reads anyway, and a
+                # long decode asks for millions of prefixes.
+                self._rows.clear()
             row = self._rows[key] = self._make(key)
         return row
 
