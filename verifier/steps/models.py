@@ -11,7 +11,6 @@ its own cache (so a step that forgets to roll it back is caught).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import itertools
@@ -334,6 +333,8 @@ class RecordingModel:
         #: The current run's deferred prefixes (lazy tokens still narrowing),
         #: turned into patterns by settle() when the run ends.
         self._unsettled: list[tuple[Any, ...]] = []
+        #: One tuple object per set of possible ids, shared by the patterns.
+        self._shared_ids: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def row(self, prefix: Iterable[Any]) -> Row:
         """The validated row at ``prefix`` (ints or lazy tokens, which get fixed)."""
@@ -393,11 +394,20 @@ class RecordingModel:
         """Record the deferred prefixes of the run that just ended as id patterns
         (its lazy tokens no longer narrow), and let go of its tokens."""
         unsettled = self._unsettled
-        if unsettled:
-            for key in unsettled:
-                with contextlib.suppress(TypeError):  # a bad token failed when read
-                    self.deferred.add(tuple([_possible_ids(t) for t in key]))
-            unsettled.clear()
+        if not unsettled:
+            return
+        shared = self._shared_ids
+        for key in unsettled:
+            try:
+                pattern = tuple([shared.setdefault(ids, ids)
+                                 for ids in map(_possible_ids, key)])
+            except TypeError:  # a bad token failed when read
+                continue
+            if all(len(ids) == 1 for ids in pattern) \
+                    and tuple([ids[0] for ids in pattern]) in self.asked:
+                continue  # the row was read after all: witness_rows has it
+            self.deferred.add(pattern)
+        unsettled.clear()
 
     def witness_rows(self, limit: int = _COMPLETION_LIMIT) -> dict[Prefix, Row]:
         """The rows read, plus (up to ``limit`` more) the rows at every prefix asked
