@@ -32,7 +32,7 @@ from typing import Any
 
 from verifier.errors import HiddenRandomness, SamplerRaised, Undecided
 from verifier.exact.random_source import ExactRandom, LazyToken
-from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
 
 __all__ = ["GlobalRandomWatch", "Slot", "enumerate_outcomes"]
 
@@ -40,10 +40,6 @@ __all__ = ["GlobalRandomWatch", "Slot", "enumerate_outcomes"]
 Normalise = Callable[[Any, Fraction, Chooser], Any]
 
 _ZERO = Fraction(0)
-
-_NOT_REPEATED = ("running the same path twice gave different results: the code draws "
-                 "randomness that does not come from rng (a private generator, time, "
-                 "...) or depends on state that changes between calls")
 
 
 class Slot:
@@ -230,7 +226,8 @@ class _Run:
         with contextlib.closing(tree.explore(execute)) as leaves:
             for weight, value, chooser in leaves:
                 if (weight, _leaf_key(self.normalise(value, weight, chooser))[0]) != first:
-                    raise HiddenRandomness(_NOT_REPEATED)
+                    raise hidden_randomness("running the same path twice gave different "
+                                            "results")
                 return
 
 

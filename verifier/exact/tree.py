@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar
 from verifier.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
 from verifier.validation import check_integer, check_positive_number, fail
 
-__all__ = ["Budget", "ChoiceTree", "Chooser"]
+__all__ = ["Budget", "ChoiceTree", "Chooser", "hidden_randomness"]
 
 T = TypeVar("T")
 
@@ -61,6 +61,16 @@ class Budget:
             except InvalidArgument:
                 fail(name, value, "a positive integer")
         check_positive_number(self.max_seconds, "max_seconds", allow_none=True)
+
+
+_HIDDEN_CAUSE = ("the code draws randomness that does not come from rng (Python's random, "
+                 "numpy, a private generator, time, ...) or depends on state that changes "
+                 "between calls")
+
+
+def hidden_randomness(what: str) -> HiddenRandomness:
+    """The one "run did not reproduce" error: ``what`` says what differed, then the cause."""
+    return HiddenRandomness(f"{what}; {_HIDDEN_CAUSE}")
 
 
 class _Abort(BaseException):
@@ -171,12 +181,9 @@ class ChoiceTree(Generic[T]):
         raise _Abort
 
     def record_mismatch(self, depth: int, node: _Node, signature: Hashable) -> None:
-        self.fail(HiddenRandomness(
+        self.fail(hidden_randomness(
             f"replaying a run did not reproduce it: choice #{depth + 1} was "
-            f"{node.description or node.signature!r} before and is {signature!r} now; "
-            "the code draws randomness that does not come from rng "
-            "(Python's random, numpy, time, ...), or depends on state that "
-            "changes between calls"))
+            f"{node.description or node.signature!r} before and is {signature!r} now"))
 
     def explore(self, run: Callable[[Chooser], T]
                 ) -> Generator[tuple[Any, T, Chooser], None, None]:
@@ -223,11 +230,9 @@ class ChoiceTree(Generic[T]):
                     error.resolved_mass = self.resolved
                 raise error
             if chooser.depth != len(path):
-                raise HiddenRandomness(
+                raise hidden_randomness(
                     f"replaying a run did not reproduce it: it stopped after "
-                    f"{chooser.depth} of the {len(path)} recorded choices; the code "
-                    "draws randomness that does not come from rng, or depends on "
-                    "state that changes between calls")
+                    f"{chooser.depth} of the {len(path)} recorded choices")
             weight = path[-1][2] if path else self._one
             self.resolved = self.resolved + weight
             yield weight, result, chooser
