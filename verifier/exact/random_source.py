@@ -436,7 +436,7 @@ class LazyToken:
 
     def _ids(self) -> tuple[int, ...]:
         if self.candidates is None:
-            self.candidates = tuple(i for i, w in enumerate(self.weights) if w)
+            self.candidates = tuple([i for i, w in enumerate(self.weights) if w])
         return self.candidates
 
     def law(self) -> list[tuple[int, Fraction]]:
