@@ -24,6 +24,7 @@ from typing import Any
 from verifier.errors import InvalidArgument, UnsupportedOperation
 from verifier.exact.tree import Chooser
 from verifier.numbers import to_fraction
+from verifier.validation import check_optional_integer
 
 __all__ = [
     "ExactRandom",
@@ -33,6 +34,7 @@ __all__ = [
     "SeededRandom",
     "ValidatedRow",
     "check_uniform_bits",
+    "compare_values",
 ]
 
 _ZERO = Fraction(0)
@@ -63,13 +65,50 @@ def _weights(weights: Any, where: str, rng: ExactRandom | None = None
     return ws, total
 
 
+def _fast_weights(weights: Any) -> tuple[tuple[Any, ...], Fraction | int] | None:
+    """Weights and their total, when every weight is a nonnegative Fraction or int.
+
+    The weights come back as integers over a common denominator (one
+    normalisation instead of one per addition): cheap to sum, to hash as a
+    law key and to keep, where the code's Fractions would be copied.  A
+    validated row comes back as it is, with total 1.  ``None`` sends anything
+    else (floats, numpy values, invalid weights) to the generic path, which
+    also raises the errors.
+    """
+    if isinstance(weights, RowSource):
+        weights = weights.resolve()
+    if type(weights) is ValidatedRow and weights.untouched():
+        # A row as the model (or output_distribution) gave it: validated, summing to 1.
+        return weights.source, _ONE
+    if type(weights) is not list and type(weights) is not tuple:
+        return None
+    common = 1
+    for w in weights:
+        kind = type(w)
+        if kind is Fraction:
+            if w.numerator < 0:
+                return None
+            d = w.denominator
+            if d != 1 and common % d:
+                common = common // math.gcd(common, d) * d
+        elif kind is not int or w < 0:
+            return None
+    scaled = tuple([w.numerator * (common // w.denominator) if type(w) is Fraction
+                    else w * common for w in weights])
+    total = sum(scaled)
+    if total <= 0:
+        return None
+    return scaled, total
+
+
 def check_uniform_bits(uniform_bits: Any) -> int:
     """Validate ``uniform_bits``: a positive int K (24 is torch.rand float32, 53 float64)."""
-    if isinstance(uniform_bits, bool) or not isinstance(uniform_bits, int) or uniform_bits < 1:
+    bits = check_optional_integer(uniform_bits, "uniform_bits", min_value=1)
+    if bits is None:
         msg = (f"uniform_bits={uniform_bits!r} must be a positive integer K "
                "(the uniform is then k / 2**K; 24 for float32, 53 for float64) or None")
         raise InvalidArgument(msg)
-    return uniform_bits
+    return bits
 
 
 def _exact(value: Any, name: str, rng: ExactRandom | None, where: str) -> Fraction:
@@ -230,6 +269,11 @@ class LazyUniform:
         return self._new(-self._a, self._const(other, "-") - self._b)
 
     def __mul__(self, other: Any) -> LazyUniform:
+        if type(other) is Fraction and self._b is _ZERO:
+            # u * c, the usual first half of an acceptance test: no conversions.
+            a = self._a
+            return LazyUniform(self._rng, self._state, other if a is _ONE else a * other,
+                               _ZERO)
         c = self._const(other, "*")
         return self._new(self._a * c, self._b * c)
 
@@ -294,6 +338,11 @@ class LazyUniform:
 
     def _compare(self, op: str, other: Any) -> bool:
         a, b = self._a, self._b
+        if type(other) is Fraction and b is _ZERO and a.numerator > 0 and op in _ORDER_OPS:
+            # a * u < t with a > 0 (every acceptance test): straight to t / a.
+            rng = self._rng
+            rng.chooser.tick()
+            return rng.compare_uniform(self._state, op, other if a is _ONE else other / a)
         if isinstance(other, LazyUniform):
             if other._state is not self._state:
                 raise self._rng.unsupported(
@@ -305,7 +354,7 @@ class LazyUniform:
         rng = self._rng
         rng.chooser.tick()
         if a == 0:
-            return _apply(op, b, other)
+            return compare_values(op, b, other)
         threshold = (other - b) / a
         if a < 0:
             op = _FLIP[op]
@@ -330,11 +379,16 @@ class LazyUniform:
         return self._compare("!=", other)
 
 
-def _apply(op: str, x: Any, y: Any) -> bool:
-    result: bool = {
-        "<": operator.lt, "<=": operator.le, ">": operator.gt,
-        ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
-    }[op](x, y)
+_COMPARISONS = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt,
+    ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+}
+_ORDER_OPS = frozenset(("<", "<=", ">", ">="))
+
+
+def compare_values(op: str, x: Any, y: Any) -> bool:
+    """``x op y`` for one of ``< <= > >= == !=``."""
+    result: bool = _COMPARISONS[op](x, y)
     return result
 
 
@@ -350,13 +404,17 @@ class LazyToken:
     without branching.  Inspecting it branches: ``==``/``!=``/``<``... with an
     integer split the candidates in two; indexing, hashing, ``int()``,
     arithmetic and formatting fix the value.
+
+    ``weights`` are the draw's weights up to a common factor (integers over a
+    common denominator when the code gave Fractions or ints) and ``total``
+    their sum.
     """
 
     __slots__ = ("_draw", "_rng", "_support", "_value", "candidates", "total", "weights")
     __array_ufunc__ = None
 
-    def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Fraction, ...],
-                 total: Fraction) -> None:
+    def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Any, ...],
+                 total: Fraction | int) -> None:
         self._rng = rng
         self._draw = draw
         self.weights = weights
@@ -378,20 +436,21 @@ class LazyToken:
 
     def _ids(self) -> tuple[int, ...]:
         if self.candidates is None:
-            self.candidates = tuple(i for i, w in enumerate(self.weights) if w)
+            self.candidates = tuple([i for i, w in enumerate(self.weights) if w])
         return self.candidates
 
     def law(self) -> list[tuple[int, Fraction]]:
         """The exact conditional law of the token given what was inspected so far."""
         if self._value is not None:
             return [(self._value, _ONE)]
-        ws = self.weights
         if self.candidates is None:
-            total = self.total
-            return [(i, w / total) for i, w in enumerate(ws) if w]
-        ids = self.candidates
-        total = sum((ws[i] for i in ids), _ZERO)
-        return [(i, ws[i] / total) for i in ids]
+            return _law(self.weights, self.total, None)
+        return _law(self.weights, None, self.candidates)
+
+    @staticmethod
+    def law_of_key(key: tuple[Any, ...]) -> list[tuple[int, Fraction]]:
+        """The law of an unfixed token whose :meth:`law_key` is ``key`` (no token needed)."""
+        return _law(key[0], None, key[1])
 
     def law_key(self) -> tuple[Any, ...]:
         """A hashable key equal for tokens with equal conditional laws."""
@@ -409,14 +468,14 @@ class LazyToken:
 
     def _split(self, op: str, other: Any) -> bool:
         if self._value is not None:
-            return _apply(op, self._value, other)
+            return compare_values(op, self._value, other)
         if isinstance(other, LazyToken):
-            return _apply(op, self.value(), other.value())
+            return compare_values(op, self.value(), other.value())
         if isinstance(other, bool) or not isinstance(other, int):
             try:
                 other = operator.index(other)
             except TypeError:
-                return _apply(op, self.value(), other)
+                return compare_values(op, self.value(), other)
         return self._rng.split_token(self, op, other)
 
     def narrow(self, ids: tuple[int, ...]) -> None:
@@ -514,6 +573,19 @@ class LazyToken:
         return f"<lazy token from categorical draw #{self._draw}>"
 
 
+def _law(weights: tuple[Any, ...], total: Any, ids: tuple[int, ...] | None
+         ) -> list[tuple[int, Fraction]]:
+    """weights[i] / total over ``ids`` (every positive weight when None)."""
+    if ids is None:
+        if total is None:
+            total = sum(weights)
+        if type(total) is int:  # integer weights (see _fast_weights)
+            return [(i, Fraction(w, total)) for i, w in enumerate(weights) if w]
+        return [(i, w / total) for i, w in enumerate(weights) if w]
+    total = sum((weights[i] for i in ids), _ZERO)
+    return [(i, weights[i] / total) for i in ids]
+
+
 def _forward(name: str) -> Any:
     op = getattr(operator, name)
 
@@ -583,6 +655,9 @@ class ExactRandom:
         self._check_active()
         self.chooser.tick()
         self._draws += 1
+        fast = _fast_weights(weights)
+        if fast is not None:
+            return LazyToken(self, self._draws, fast[0], fast[1])
         ws, total = _weights(weights, f"categorical draw #{self._draws}", self)
         return LazyToken(self, self._draws, ws, total)
 
@@ -609,13 +684,14 @@ class ExactRandom:
     def unsupported(self, what: str) -> UnsupportedOperation:
         error = UnsupportedOperation(f"unsupported operation on a lazy random value: {what}")
         # Remember it even if the code under test swallows the exception.
-        tree = self.chooser._tree
-        if tree.error is None:
-            tree.error = error
+        self.chooser.record_error(error)
         return error
 
     def compare_uniform(self, state: _UniformState, op: str, threshold: Fraction) -> bool:
         self._check_active()
+        intervals = state.intervals
+        if state.scale is None and len(intervals) == 1 and op in _ORDER_OPS:
+            return self._compare_in_interval(state, op, threshold)
         if op in ("==", "!="):
             if state.scale is None:
                 # A continuous uniform hits a single point with probability 0.
@@ -633,6 +709,24 @@ class ExactRandom:
         cut = state.cut(threshold, inclusive)
         below, above = state.split(cut)
         return self._branch(state, below, above, op in ("<", "<="), op, threshold)
+
+    def _compare_in_interval(self, state: _UniformState, op: str, threshold: Fraction
+                             ) -> bool:
+        # A continuous uniform still known to lie in one interval [lo, hi),
+        # compared with <, <=, > or >= (every acceptance test): no interval lists.
+        lo, hi = state.intervals[0]
+        truth_below = op in ("<", "<=")
+        if threshold <= lo:
+            return not truth_below
+        if threshold >= hi:
+            return truth_below
+        below: bool = self.chooser.choose(
+            ("u", state.index, op, threshold),
+            lambda: _split_odds(lo, hi, threshold),
+            # The choice is whether u < threshold, whatever the operator asked.
+            f"u{state.index} < {threshold}")
+        state.intervals = [(lo, threshold)] if below else [(threshold, hi)]
+        return truth_below if below else not truth_below
 
     def _branch(self, state: _UniformState, first: list[tuple[Any, Any]],
                 second: list[tuple[Any, Any]], truth_first: bool, op: str,
@@ -657,13 +751,15 @@ class ExactRandom:
     def fix_token(self, token: LazyToken) -> int:
         self._check_active()
         self.chooser.tick()
-        law = token.law()
-        if len(law) == 1:
-            return law[0][0]
+        ids = token._ids()
+        if len(ids) == 1:
+            return ids[0]
+        draw = token._draw
+        # The law is only built when the choice point is first explored; a
+        # replay needs nothing but the recorded choice.
         value: int = self.chooser.choose(
-            ("token", token._draw, len(token.weights), len(law)),
-            lambda: law,
-            f"token of categorical draw #{token._draw}")
+            ("token", draw, len(token.weights), len(ids)), token.law,
+            f"token of categorical draw #{draw}")
         token.narrow((value,))
         return value
 
@@ -671,7 +767,7 @@ class ExactRandom:
         self._check_active()
         self.chooser.tick()
         ids = token._ids()
-        yes = tuple(i for i in ids if _apply(op, i, other))
+        yes = tuple(i for i in ids if compare_values(op, i, other))
         if len(yes) == len(ids):
             return True
         if not yes:
@@ -685,6 +781,11 @@ class ExactRandom:
             f"token #{token._draw} {op} {other}")
         token.narrow(yes if truth else tuple(i for i in ids if i not in set(yes)))
         return truth
+
+
+def _split_odds(lo: Fraction, hi: Fraction, cut: Fraction) -> tuple[tuple[bool, Fraction], ...]:
+    below = (cut - lo) / (hi - lo)
+    return ((True, below), (False, 1 - below))
 
 
 # --------------------------------------------------------------------------

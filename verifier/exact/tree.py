@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Generic, TypeVar
 
-from verifier.errors import BudgetExceeded, HiddenRandomness
+from verifier.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
+from verifier.validation import check_integer, check_positive_number, fail
 
-__all__ = ["Budget", "ChoiceTree", "Chooser"]
+__all__ = ["Budget", "ChoiceTree", "Chooser", "hidden_randomness"]
 
 T = TypeVar("T")
 
@@ -39,26 +40,37 @@ class Budget:
     ``max_executions`` caps the number of replays (leaves), ``max_choices``
     the choice points in one execution, ``max_operations`` the operations on
     random values in one execution (this catches loops that keep drawing
-    without branching) and ``max_seconds`` the wall-clock time (``None`` for
-    no limit).
+    without branching) and ``max_seconds`` the wall-clock time.
+
+    The default counts only executions and operations, so that whether an
+    enumeration finishes does not depend on the machine's load; a wall-clock
+    limit (and the alarm that interrupts code spinning without touching
+    ``rng``) applies only when asked for, ``Budget(max_seconds=...)``.
     """
 
     max_executions: int = 2_000_000
     max_choices: int = 1_000
     max_operations: int = 200_000
-    max_seconds: float | None = 120.0
+    max_seconds: float | None = None
 
     def __post_init__(self) -> None:
-        from verifier.errors import InvalidArgument
-
         for name in ("max_executions", "max_choices", "max_operations"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                msg = f"{name}={value!r} must be a positive integer"
-                raise InvalidArgument(msg)
-        if self.max_seconds is not None and not self.max_seconds > 0:
-            msg = f"max_seconds={self.max_seconds!r} must be positive or None"
-            raise InvalidArgument(msg)
+            try:
+                check_integer(value, name, min_value=1)
+            except InvalidArgument:
+                fail(name, value, "a positive integer")
+        check_positive_number(self.max_seconds, "max_seconds", allow_none=True)
+
+
+_HIDDEN_CAUSE = ("the code draws randomness that does not come from rng (Python's random, "
+                 "numpy, a private generator, time, ...) or depends on state that changes "
+                 "between calls")
+
+
+def hidden_randomness(what: str) -> HiddenRandomness:
+    """The one "run did not reproduce" error: ``what`` says what differed, then the cause."""
+    return HiddenRandomness(f"{what}; {_HIDDEN_CAUSE}")
 
 
 class _Abort(BaseException):
@@ -129,8 +141,14 @@ class Chooser:
                 and time.monotonic() > self._deadline:
             tree.fail(BudgetExceeded(
                 "enumeration exceeded its time budget "
-                f"(max_seconds={tree.budget.max_seconds:.4g})",
+                f"(max_seconds={tree.budget.max_seconds:.4g}) after "
+                f"{tree.executions} executions, choice depth {self.depth}, "
+                f"{_mass(tree.resolved)} of the probability mass resolved",
                 limit="max_seconds"))
+
+    def record_error(self, error: BaseException) -> None:
+        """Remember ``error`` for this enumeration, even if the code under test swallows it."""
+        self._tree.record_error(error)
 
     def describe(self) -> list[str]:
         """The choices taken so far in this execution, for error messages."""
@@ -152,19 +170,20 @@ class ChoiceTree(Generic[T]):
         self.resolved: Any = Fraction(0) if one is None else 0
         self.executions = 0
 
-    def fail(self, error: BaseException) -> None:
-        """Remember ``error`` and unwind the current execution."""
+    def record_error(self, error: BaseException) -> None:
+        """Remember ``error`` (the first one wins); the exploration raises it after the run."""
         if self.error is None:
             self.error = error
+
+    def fail(self, error: BaseException) -> None:
+        """Remember ``error`` and unwind the current execution."""
+        self.record_error(error)
         raise _Abort
 
     def record_mismatch(self, depth: int, node: _Node, signature: Hashable) -> None:
-        self.fail(HiddenRandomness(
+        self.fail(hidden_randomness(
             f"replaying a run did not reproduce it: choice #{depth + 1} was "
-            f"{node.description or node.signature!r} before and is {signature!r} now; "
-            "the code draws randomness that does not come from rng "
-            "(Python's random, numpy, time, ...), or depends on state that "
-            "changes between calls"))
+            f"{node.description or node.signature!r} before and is {signature!r} now"))
 
     def explore(self, run: Callable[[Chooser], T]
                 ) -> Generator[tuple[Any, T, Chooser], None, None]:
@@ -187,7 +206,9 @@ class ChoiceTree(Generic[T]):
             if self.executions > budget.max_executions:
                 raise BudgetExceeded(
                     f"more than max_executions={budget.max_executions} executions "
-                    "were needed; the choice tree is too large",
+                    f"were needed: the choice tree is larger than that (after "
+                    f"{self.executions - 1} executions, choice depth {len(path)}, "
+                    f"{_mass(self.resolved)} of the probability mass was resolved)",
                     resolved_mass=self.resolved, limit="max_executions")
             chooser = Chooser(self, deadline)
             try:
@@ -209,11 +230,9 @@ class ChoiceTree(Generic[T]):
                     error.resolved_mass = self.resolved
                 raise error
             if chooser.depth != len(path):
-                raise HiddenRandomness(
+                raise hidden_randomness(
                     f"replaying a run did not reproduce it: it stopped after "
-                    f"{chooser.depth} of the {len(path)} recorded choices; the code "
-                    "draws randomness that does not come from rng, or depends on "
-                    "state that changes between calls")
+                    f"{chooser.depth} of the {len(path)} recorded choices")
             weight = path[-1][2] if path else self._one
             self.resolved = self.resolved + weight
             yield weight, result, chooser
@@ -230,6 +249,13 @@ class ChoiceTree(Generic[T]):
                 path.pop()
             if not path:
                 return
+
+
+def _mass(resolved: Any) -> str:
+    try:
+        return f"{float(resolved):.6g}"
+    except (TypeError, ValueError):
+        return str(resolved)
 
 
 class _Alarm:
@@ -256,12 +282,14 @@ class _Alarm:
         self._armed = True
 
     def _fire(self, signum: int, frame: Any) -> None:
+        tree = self._tree
         error = BudgetExceeded(
             "enumeration exceeded its time budget "
-            f"(max_seconds={self._tree.budget.max_seconds:.4g}); "
-            "the code may loop without end", limit="max_seconds")
-        if self._tree.error is None:
-            self._tree.error = error
+            f"(max_seconds={tree.budget.max_seconds:.4g}) after {tree.executions} "
+            f"executions, {_mass(tree.resolved)} of the probability mass resolved"
+            + ("; the current execution was still running" if self.inside else ""),
+            limit="max_seconds")
+        tree.record_error(error)
         if self.inside:
             raise _Abort
 

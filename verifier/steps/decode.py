@@ -15,8 +15,8 @@ output beyond the horizon is cut off before folding, so a lazy token past the
 horizon is never expanded.  A model row whose prefix holds a token nobody has
 inspected yet is looked up only when read (see ``verifier.steps.models``), so
 drafts after a rejection are not branched on.  The per-prefix enumeration is
-:mod:`verifier.steps.enumeration`, with the random source of
-:mod:`verifier.exact.step_random`.
+:mod:`verifier.steps.enumeration`, an adapter of the one enumerator
+(:mod:`verifier.exact.enumerator`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,11 @@ from fractions import Fraction
 from typing import Any
 
 from verifier.distribution import Distribution
-from verifier.errors import BudgetExceeded, InvalidArgument, SamplerRaised, Undecided
+from verifier.errors import BudgetExceeded, InvalidArgument
 from verifier.exact.tree import Budget
 from verifier.steps.enumeration import enumerate_step
 from verifier.steps.models import CachedModel, RecordingModel, StatefulModel
+from verifier.validation import check_integer, fail
 
 __all__ = [
     "CacheDivergence",
@@ -129,10 +130,10 @@ class DecodeRun:
 
 
 def _check_horizon(horizon: Any) -> int:
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        msg = f"horizon={horizon!r} must be an integer >= 1 (the number of tokens to decode)"
-        raise InvalidArgument(msg)
-    return horizon
+    try:
+        return check_integer(horizon, "horizon", min_value=1)
+    except InvalidArgument:
+        fail("horizon", horizon, "an integer >= 1 (the number of tokens to decode)")
 
 
 class _Clock:
@@ -162,12 +163,19 @@ def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
     stateful = target.stateful or draft.stateful
     t_handed, d_handed = target.handed, draft.handed
 
+    recorders = [side.recorder for side in (target, draft) if side.recorder is not None]
+
     def run(rng: Any) -> Any:
         if not stateful:
-            return step(t_handed, d_handed, prefix, rng)
+            out = step(t_handed, d_handed, prefix, rng)
+            for recorder in recorders:
+                recorder.settle()
+            return out
         target.reset(caches[0])
         draft.reset(caches[1])
         out = step(t_handed, d_handed, prefix, rng)
+        for recorder in recorders:
+            recorder.settle()
         return (out, target.cache(), draft.cache())
 
     context: dict[str, Any] = {"prefix": prefix}
@@ -176,36 +184,16 @@ def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
     if draft.stateful:
         context["draft cache"] = caches[1]
 
-    def enumerate_(eager: bool) -> dict[Hashable, Fraction]:
-        try:
-            return enumerate_step(run, prefix=prefix, vocab_size=vocab_size,
-                                  keep=None if stateful else keep, stateful=stateful,
-                                  budget=budget, uniform_bits=uniform_bits, context=context,
-                                  eager=eager)
-        except SamplerRaised:
-            # A malformed model row is the caller's input error, not the step's fault.
-            for side in (target, draft):
-                if side.recorder is not None and side.recorder.error is not None:
-                    raise side.recorder.error from None
-            raise
+    def input_error() -> BaseException | None:
+        for side in (target, draft):
+            if side.recorder is not None and side.recorder.error is not None:
+                return side.recorder.error
+        return None
 
-    try:
-        return enumerate_(eager=False)
-    except SamplerRaised as lazy_crash:
-        # Lazy tokens are proxies, not ints: ``isinstance(x, int)``, ``x.to_bytes``
-        # or a C extension may refuse them where a real token would do.  Replay
-        # with every drawn token fixed to a plain int; only a crash that survives
-        # that is the step's (reported as the lazy run saw it).
-        try:
-            return enumerate_(eager=True)
-        except SamplerRaised:
-            raise lazy_crash from lazy_crash.__cause__
-        except Undecided:
-            # The eager replay is costlier; when it cannot finish, the lazy crash
-            # stands unless it was plainly the proxy's (then nothing is known).
-            if any(name in str(lazy_crash) for name in ("LazyToken", "LazyUniform")):
-                raise
-            raise lazy_crash from lazy_crash.__cause__
+    return enumerate_step(run, prefix=prefix, vocab_size=vocab_size,
+                          keep=None if stateful else keep, stateful=stateful,
+                          budget=budget, uniform_bits=uniform_bits, context=context,
+                          input_error=input_error)
 
 
 def _prepare(target: Any, draft: Any) -> tuple[_Side, _Side, int]:

@@ -19,6 +19,7 @@ from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
 from verifier.numbers import as_distribution
 from verifier.steps.decode import Step, step_law
+from verifier.validation import check_integer
 
 __all__ = [
     "StepEfficiency",
@@ -107,9 +108,7 @@ def iid_expected_tokens(alpha: Any, gamma: int) -> Fraction:
     if not 0 <= a <= 1:
         msg = f"alpha={a} must lie in [0, 1]"
         raise InvalidArgument(msg)
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
-        msg = f"gamma={gamma!r} must be an integer >= 0"
-        raise InvalidArgument(msg)
+    gamma = check_integer(gamma, "gamma", min_value=0)
     if a == 1:
         return Fraction(gamma + 1)
     return (1 - a ** (gamma + 1)) / (1 - a)

@@ -1,51 +1,38 @@
-"""The exact law of one call of a decoding step: choice-tree enumeration for tuples of tokens.
+"""The exact law of one call of a decoding step: the one enumerator, adapted to tuples of tokens.
 
-This is :func:`verifier.exact.engine.enumerate_law` specialised to what a step
-returns, because a decode runs it at every reachable prefix and its leaves
-are many:
+This is :func:`verifier.exact.enumerator.enumerate_outcomes` with what a
+step returns as its outcome:
 
 * the output is validated at each leaf (a non-empty tuple of ids of the
   vocabulary), so a bad output is reported with the prefix and the choices
   that led to it;
 * it is truncated to the tokens the decode still needs before lazy tokens
   are folded, so a lazy token past the horizon is never expanded;
-* global generators are compared once per enumeration instead of once per
-  leaf (an advanced global state stays advanced), and the first path is run
-  twice, as the engine does, to catch private randomness.
+* a stateful run's outcome carries the caches the step left behind.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import operator
 from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any
 
 from verifier.distribution import InvalidToken
-from verifier.errors import HiddenRandomness, InvalidOutput, SamplerRaised
-from verifier.exact.engine import _GlobalRandomWatch, _Slot
-from verifier.exact.random_source import LazyToken, LazyUniform
-from verifier.exact.step_random import StepRandom
-from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.errors import InvalidOutput
+from verifier.exact.enumerator import enumerate_outcomes
+from verifier.exact.random_source import ExactRandom, LazyToken, LazyUniform
+from verifier.exact.tree import Budget, Chooser
 
 __all__ = ["enumerate_step"]
 
 Prefix = tuple[int, ...]
-_ZERO = Fraction(0)
+#: The random source handed to steps: the one exact source (its fast paths
+#: serve the sampler path too); a module attribute so a test can swap it.
+StepRandom = ExactRandom
 #: The stateful-model interface (verifier.steps.models.CachedModel).
 _CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
                             "rollback", "reset"})
-
-
-class _EagerStepRandom(StepRandom):
-    """StepRandom whose ``categorical`` returns a plain int, branching at the draw."""
-
-    __slots__ = ()
-
-    def categorical(self, weights: Any) -> Any:
-        return super().categorical(weights).value()
 
 
 def _invalid(prefix: Prefix, out: Any, why: str, weight: Fraction,
@@ -74,8 +61,7 @@ def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
             value = token
         elif isinstance(token, LazyToken):
             if not token.is_fixed:
-                ids = token.candidates if token.candidates is not None else \
-                    [i for i, w in enumerate(token.weights) if w]
+                ids = token.possible_ids()
                 if max(ids) >= vocab_size:
                     raise _invalid(prefix, shown, f": it can emit id {max(ids)}, outside the "
                                    f"vocabulary 0..{vocab_size - 1}", weight, chooser)
@@ -98,103 +84,36 @@ def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
     return items
 
 
-def _group_key(items: list[Any], extra: tuple[Any, ...]) -> tuple[Hashable, list[LazyToken]]:
-    """Replace unfixed lazy tokens by slots: (template, law keys) and the tokens."""
-    slots: list[LazyToken] = []
-    seen: dict[int, int] = {}
-    template: list[Any] = []
-    for item in items:
-        if isinstance(item, LazyToken):
-            index = seen.get(id(item))
-            if index is None:
-                index = seen[id(item)] = len(slots)
-                slots.append(item)
-            template.append(_Slot(index))
-        else:
-            template.append(item)
-    key = (tuple(template), extra, tuple([s.law_key() for s in slots]))
-    return key, slots
+def _stateless_hint(exc: Exception) -> str:
+    if isinstance(exc, AttributeError) and getattr(exc, "name", None) in _CACHE_METHODS:
+        return (" (the step was handed stateless models, model(prefix); a step using "
+                "the cache interface needs stateful ones: wrap them in "
+                "verifier.steps.models.CachedModel, pass stateful=True to the search, or "
+                "specexact audit --stateful)")
+    return ""
 
 
-def enumerate_step(run: Callable[[StepRandom], Any], *, prefix: Prefix, vocab_size: int,
+def enumerate_step(run: Callable[[ExactRandom], Any], *, prefix: Prefix, vocab_size: int,
                    keep: int | None, stateful: bool, budget: Budget,
-                   uniform_bits: int | None, context: dict[str, Any], eager: bool = False
+                   uniform_bits: int | None, context: dict[str, Any],
+                   input_error: Callable[[], BaseException | None] | None = None
                    ) -> dict[Hashable, Fraction]:
     """The law of one step call: ``run(rng)`` returns the step's output (and, when
     ``stateful``, ``(output, target cache, draft cache)``).
 
     Outcomes are tuples of ints cut to ``keep`` tokens (all of them when
     ``keep`` is None); when stateful, ``(tokens, target cache, draft cache)``.
-    ``eager`` hands out drawn tokens as plain ints (branching at each draw),
-    for code that refuses lazy tokens.
+    ``input_error()`` names a malformed model row, reported instead of the
+    step's crash it caused.
     """
-    random_class = _EagerStepRandom if eager else StepRandom
-    tree: ChoiceTree[Any] = ChoiceTree(budget)
-    watch = _GlobalRandomWatch()
 
-    def execute(chooser: Chooser) -> Any:
-        rng = random_class(chooser, uniform_bits)
-        try:
-            return run(rng)
-        except Exception as exc:
-            msg = f"the code under test raised {type(exc).__name__}: {exc}"
-            if (not stateful and isinstance(exc, AttributeError)
-                    and getattr(exc, "name", None) in _CACHE_METHODS):
-                msg += (" (the step was handed stateless models, model(prefix); a step using "
-                        "the cache interface needs stateful ones: wrap them in "
-                        "verifier.steps.models.CachedModel, pass stateful=True to the search, or "
-                        "specexact audit --stateful)")
-            raise SamplerRaised(msg, context=context, path=chooser.describe()) from exc
-        finally:
-            rng.active = False
-
-    def key_of(weight: Fraction, value: Any, chooser: Chooser
-               ) -> tuple[Hashable, list[LazyToken]]:
-        out, extra = (value[0], tuple(value[1:])) if stateful else (value, ())
+    def normalise(value: Any, weight: Fraction, chooser: Chooser) -> Any:
+        out = value[0] if stateful else value
         items = _tokens(out, prefix, vocab_size, weight, chooser)
-        return _group_key(items if keep is None else items[:keep], extra)
+        tokens = tuple(items if keep is None else items[:keep])
+        return (tokens, value[1], value[2]) if stateful else tokens
 
-    plain: dict[Hashable, Fraction] = {}
-    pending: dict[Hashable, list[Any]] = {}
-    first: tuple[Fraction, Hashable] | None = None
-    with contextlib.closing(tree.explore(execute)) as leaves:
-        for weight, value, chooser in leaves:
-            key, slots = key_of(weight, value, chooser)
-            if first is None:
-                first = (weight, key)
-            if not slots:
-                outcome = (key[0], *key[1]) if stateful else key[0]  # type: ignore[index]
-                plain[outcome] = plain.get(outcome, _ZERO) + weight
-                continue
-            group = pending.get(key)
-            if group is None:
-                pending[key] = [weight, slots]
-            else:
-                group[0] += weight
-    watch.check()
-    _confirm_first_path(execute, key_of, budget, first)
-    for key, (weight, slots) in pending.items():
-        template, extra = key[0], key[1]  # type: ignore[index]
-        for combo in itertools.product(*[s.law() for s in slots]):
-            prob = weight
-            for _, p in combo:
-                prob *= p
-            tokens = tuple(combo[t.index][0] if isinstance(t, _Slot) else t for t in template)
-            outcome = (tokens, *extra) if stateful else tokens
-            plain[outcome] = plain.get(outcome, _ZERO) + prob
-    return plain
-
-
-def _confirm_first_path(execute: Callable[[Chooser], Any],
-                        key_of: Callable[[Fraction, Any, Chooser], tuple[Hashable, Any]],
-                        budget: Budget, first: tuple[Fraction, Hashable] | None) -> None:
-    """Run the first path once more: code with private randomness rarely repeats it."""
-    tree: ChoiceTree[Any] = ChoiceTree(budget)
-    with contextlib.closing(tree.explore(execute)) as leaves:
-        for weight, value, chooser in leaves:
-            if (weight, key_of(weight, value, chooser)[0]) != first:
-                msg = ("running the same path twice gave different results: the code draws "
-                       "randomness that does not come from rng (a private generator, time, "
-                       "...) or depends on state that changes between calls")
-                raise HiddenRandomness(msg)
-            return
+    return enumerate_outcomes(run, normalise=normalise, budget=budget,
+                              uniform_bits=uniform_bits, context=context, source=StepRandom,
+                              explain=None if stateful else _stateless_hint,
+                              input_error=input_error)

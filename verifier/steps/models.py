@@ -11,7 +11,6 @@ its own cache (so a step that forgets to roll it back is caught).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import itertools
@@ -25,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from verifier.errors import InvalidArgument, InvalidDistribution
 from verifier.exact.random_source import LazyToken, RowSource, ValidatedRow
 from verifier.numbers import as_distribution
+from verifier.validation import check_choice, check_integer, fail
 
 __all__ = [
     "MODEL_KINDS",
@@ -47,6 +47,8 @@ Model = Callable[[Prefix], Sequence[Any]]
 
 #: At most this many rows never read are added to a witness (see RecordingModel).
 _COMPLETION_LIMIT = 2000
+#: RandomModel keeps at most this many rows it computed.
+_ROW_CACHE = 1 << 16
 
 MODEL_KINDS = ("random", "context-free", "equal", "zeros", "disjoint", "one-hot")
 
@@ -62,9 +64,10 @@ def _as_prefix(prefix: Iterable[Any]) -> Prefix:
 
 
 def _check_vocab_size(vocab_size: int) -> None:
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        msg = f"vocab_size={vocab_size!r} must be a positive integer"
-        raise InvalidArgument(msg)
+    try:
+        check_integer(vocab_size, "vocab_size", min_value=1)
+    except InvalidArgument:
+        fail("vocab_size", vocab_size, "a positive integer")
 
 
 class ContextFreeModel:
@@ -132,9 +135,10 @@ class RandomModel:
     def __init__(self, vocab_size: int, seed: int = 0, *, zeros: bool = False,
                  one_hot: bool = False, max_weight: int = 4, salt: str = "") -> None:
         _check_vocab_size(vocab_size)
-        if not isinstance(max_weight, int) or max_weight < 1:
-            msg = f"max_weight={max_weight!r} must be a positive integer"
-            raise InvalidArgument(msg)
+        try:
+            check_integer(max_weight, "max_weight", min_value=1)
+        except InvalidArgument:
+            fail("max_weight", max_weight, "a positive integer")
         self.vocab_size = vocab_size
         self.seed = seed
         self.zeros = zeros
@@ -151,6 +155,10 @@ class RandomModel:
         key = tuple(prefix)
         row = self._rows.get(key)
         if row is None:
+            if len(self._rows) >= _ROW_CACHE:
+                # Bounded: the engine records the rows it reads anyway, and a
+                # long decode asks for millions of prefixes.
+                self._rows.clear()
             row = self._rows[key] = self._make(key)
         return row
 
@@ -167,12 +175,31 @@ class RandomModel:
         if self.zeros and v > 1 and all(weights):
             weights[rng.randrange(v)] = 0
         total = sum(weights)
-        return tuple(Fraction(w, total) for w in weights)
+        return tuple([_fraction(w, total) for w in weights])
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}=True" for k in ("zeros", "one_hot") if getattr(self, k))
         salt = f", salt={self.salt!r}" if self.salt else ""
         return f"RandomModel({self.vocab_size}, seed={self.seed}{opts}{salt})"
+
+
+_FRACTIONS: dict[tuple[int, int], Fraction] = {}
+
+
+def _fraction(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)``, one shared object per value.
+
+    Random rows have small integer weights, so the same few values recur in
+    every row; sharing them keeps a long decode's rows small (most of its
+    memory otherwise).
+    """
+    key = (numerator, denominator)
+    value = _FRACTIONS.get(key)
+    if value is None:
+        if len(_FRACTIONS) > 100_000:
+            _FRACTIONS.clear()
+        value = _FRACTIONS[key] = Fraction(numerator, denominator)
+    return value
 
 
 class _DisjointModel:
@@ -225,7 +252,8 @@ def random_model_pair(vocab_size: int, seed: int = 0, *,
     if kind == "one-hot":
         return RandomModel(vocab_size, seed, one_hot=True, salt="target"), \
             RandomModel(vocab_size, seed, one_hot=True, salt="draft")
-    msg = f"kind={kind!r} is not a model kind; valid: {', '.join(MODEL_KINDS)}"
+    check_choice(kind, "kind", MODEL_KINDS)
+    msg = f"kind={kind!r} is not a model kind"  # pragma: no cover - MODEL_KINDS covers all
     raise InvalidArgument(msg)
 
 
@@ -296,11 +324,17 @@ class RecordingModel:
         #: The first invalid-input error, kept because the engine reports a
         #: raise inside a step as the step's failure.
         self.error: InvalidDistribution | None = None
-        #: Prefixes asked while they held undrawn tokens.  Rows there that were
-        #: never read do not influence the output, but a concrete replay of the
-        #: step asks for them; witness_rows reads the ids each position could
-        #: take (kept out of the hot path: only the prefix is stored here).
-        self.deferred: list[tuple[Any, ...]] = []
+        #: Prefixes asked while they held undrawn tokens, as the ids each
+        #: position could take.  Rows there that were never read do not
+        #: influence the output, but a concrete replay of the step asks for
+        #: them (see witness_rows).  A set: runs repeat the same patterns, and
+        #: one entry per run was most of a long decode's memory.
+        self.deferred: set[tuple[tuple[int, ...], ...]] = set()
+        #: The current run's deferred prefixes (lazy tokens still narrowing),
+        #: turned into patterns by settle() when the run ends.
+        self._unsettled: list[tuple[Any, ...]] = []
+        #: One tuple object per set of possible ids, shared by the patterns.
+        self._shared_ids: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def row(self, prefix: Iterable[Any]) -> Row:
         """The validated row at ``prefix`` (ints or lazy tokens, which get fixed)."""
@@ -349,24 +383,40 @@ class RecordingModel:
                     # Fixing the prefix's tokens now would branch over values that
                     # may never matter (a draft after the first rejection); the row
                     # fixes them when it is first read.
-                    self.deferred.append(key)
+                    self._unsettled.append(key)
                     return _DeferredRow(self, key)
         if not ints:
             key = _as_prefix(key)
         row = self.asked.get(key)
         return ValidatedRow(row if row is not None else self._fetch(key))
 
+    def settle(self) -> None:
+        """Record the deferred prefixes of the run that just ended as id patterns
+        (its lazy tokens no longer narrow), and let go of its tokens."""
+        unsettled = self._unsettled
+        if not unsettled:
+            return
+        shared = self._shared_ids
+        for key in unsettled:
+            try:
+                pattern = tuple([shared.setdefault(ids, ids)
+                                 for ids in map(_possible_ids, key)])
+            except TypeError:  # a bad token failed when read
+                continue
+            if all(len(ids) == 1 for ids in pattern) \
+                    and tuple([ids[0] for ids in pattern]) in self.asked:
+                continue  # the row was read after all: witness_rows has it
+            self.deferred.add(pattern)
+        unsettled.clear()
+
     def witness_rows(self, limit: int = _COMPLETION_LIMIT) -> dict[Prefix, Row]:
         """The rows read, plus (up to ``limit`` more) the rows at every prefix asked
         while it held undrawn tokens, so that the step can be replayed concretely
         on a table of these rows.  Rows the model cannot give there are left out."""
+        self.settle()
         rows = dict(self.asked)
         added = 0
-        patterns = set()
-        for key in self.deferred:
-            with contextlib.suppress(TypeError):  # a bad token failed when read
-                patterns.add(tuple(_possible_ids(t) for t in key))
-        for pattern in sorted(patterns):
+        for pattern in sorted(self.deferred):
             for key in itertools.product(*pattern):
                 if key in rows:
                     continue

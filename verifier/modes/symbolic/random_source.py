@@ -22,7 +22,7 @@ from typing import Any
 import sympy
 
 from verifier.errors import InvalidArgument, UnsupportedOperation
-from verifier.exact.random_source import LazyToken, _apply
+from verifier.exact.random_source import LazyToken, compare_values
 from verifier.exact.tree import Chooser
 from verifier.modes.symbolic.signs import NEG, POS, ZERO, Decider
 from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue, UniformState, number
@@ -142,9 +142,7 @@ class SymbolicRandom:
 
     def unsupported(self, what: str) -> UnsupportedOperation:
         error = UnsupportedOperation(f"unsupported operation in a symbolic proof: {what}")
-        tree = self.chooser._tree
-        if tree.error is None:
-            tree.error = error
+        self.chooser.record_error(error)
         return error
 
     def _branch(self, signature: Any, alternatives: list[tuple[Any, Any]], description: str,
@@ -211,7 +209,7 @@ class SymbolicRandom:
     def split_token(self, token: LazyToken, op: str, other: int) -> bool:
         self.tick()
         ids = token.candidates or ()
-        yes = tuple(i for i in ids if _apply(op, i, other))
+        yes = tuple(i for i in ids if compare_values(op, i, other))
         no = tuple(i for i in ids if i not in yes)
         if not no:
             return True
