@@ -99,6 +99,47 @@ class SearchResult:
         return f"{self.verdict}\nfound after {self.cases} exact cases. {self.covered}"
 
 
+def support_finding(verdict: Any) -> bool:
+    """Whether a verdict shows a finding that no rounding explains.
+
+    Used for a rule's *faithful variants* (the same code under float32 or
+    float64 uniforms, as ``torch.rand`` draws them): the grid moves each
+    acceptance probability by up to 2**-K, which is rounding, but a crash,
+    mass on a token the target gives probability 0, or an id outside the
+    vocabulary is a real bug whatever its size.
+    """
+    if verdict.passed:
+        return False
+    if verdict.crash is not None or getattr(verdict, "cache_divergence", None) is not None:
+        return True
+    comparison = verdict.comparison
+    return comparison is not None and (comparison.support_violation > 0
+                                       or comparison.invalid_mass > 0)
+
+
+def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], Any]]
+                  ) -> Callable[[C], Any]:
+    """``check``, then each faithful variant's check, judged by :func:`support_finding`.
+
+    The exact verdict comes first (a structural bias is reported as such);
+    when it passes, the first variant with a support finding is the verdict.
+    """
+    if not variants:
+        return check
+
+    def checked(case: C) -> Any:
+        verdict = check(case)
+        if not verdict.passed:
+            return verdict
+        for variant in variants:
+            other = variant(case)
+            if support_finding(other):
+                return other
+        return verdict
+
+    return checked
+
+
 def tv_score(verdict: Any) -> float:
     """The score the target phase climbs: the verdict's exact TV, as a float."""
     return float(verdict.tv or 0)

@@ -29,6 +29,7 @@ from properties.runner import (
     search,
     search_settings,
     tv_score,
+    with_variants,
 )
 from properties.strategies import PAIR_FAMILIES, pq_pairs, vocab_range
 from verifier.errors import Undecided
@@ -160,12 +161,17 @@ def search_sampler(sampler: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                    examples: int = DEFAULT_SAMPLER_EXAMPLES, seed: int = 0,
                    uniform_bits: int | None = None, budget: Budget | None = None,
                    settings: Settings | None = None,
-                   progress: Progress | None = None) -> SearchResult:
+                   progress: Progress | None = None,
+                   support_variants: Sequence[tuple[Any, int | None]] = ()) -> SearchResult:
     """Search for an exact (p, q) on which ``sampler(p, q, rng)`` does not preserve p.
 
     Tries the hand-picked edge cases, then ``examples`` Hypothesis examples
     (seeded; ``settings`` overrides, for example to use an example
     database), then shrinks the first failure to a minimal exact witness.
+    ``support_variants`` are ``(sampler, uniform_bits)`` pairs judged on each
+    case after the exact check passes, for crashes, support violations and
+    invalid ids only (rounding of a grid uniform is not a finding): the same
+    code under float32 uniforms, say.
 
     >>> from counterexamples.samplers import naive_resample
     >>> result = search_sampler(naive_resample)
@@ -178,9 +184,15 @@ def search_sampler(sampler: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
         return check_sampler(sampler, pair[0], pair[1], uniform_bits=uniform_bits,
                              budget=budget)
 
-    return pair_search(check, low=low, high=high, examples=examples, seed=seed,
+    def variant_check(variant: Any, bits: int | None) -> Callable[[Pair], Verdict]:
+        return lambda pair: check_sampler(variant, pair[0], pair[1], uniform_bits=bits,
+                                          budget=budget)
+
+    checks = with_variants(check, [variant_check(v, bits) for v, bits in support_variants])
+    variants = " ".join(str(bits) for _, bits in support_variants)
+    return pair_search(checks, low=low, high=high, examples=examples, seed=seed,
                        settings=settings, progress=progress,
-                       key=rule_key(sampler, f"sampler {low}-{high} {uniform_bits}"))
+                       key=rule_key(sampler, f"sampler {low}-{high} {uniform_bits} {variants}"))
 
 
 def _neighbours(values: Probs) -> Iterator[Probs]:

@@ -18,7 +18,14 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from properties.edge_cases import sampler_edge_cases
-from properties.runner import Adapter, Progress, SearchResult, rule_key, search
+from properties.runner import (
+    Adapter,
+    Progress,
+    SearchResult,
+    rule_key,
+    search,
+    with_variants,
+)
 from properties.search import shrink_pair
 from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
 from properties.strategies import vocab_range
@@ -107,7 +114,8 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
                 budget: Budget | None = None, settings: Settings | None = None,
                 progress: Progress | None = None, stateful: bool = False,
                 one_hot_target: bool = False, kinds: Sequence[str] | None = None,
-                uniform_bits: int | None = None) -> SearchResult:
+                uniform_bits: int | None = None,
+                support_variants: Sequence[tuple[Any, int | None]] = ()) -> SearchResult:
     """Search for exact models on which ``step`` does not preserve the target's joint law.
 
     Compares the law of the first ``horizon`` tokens (the step run
@@ -116,6 +124,9 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     the cache interface); ``one_hot_target`` draws one-hot target rows only
     (greedy rules); ``kinds`` restricts the row families.  The witness has
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
+    ``support_variants`` are ``(step, uniform_bits)`` pairs judged after the
+    exact check passes, for crashes, cache divergence, support violations and
+    invalid ids only (see :func:`properties.search_sampler`).
     """
     low, high = vocab_range(vocab_sizes)
     check_integer(horizon, "horizon", min_value=1)
@@ -125,15 +136,24 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
         return check_step(step, target, draft, case.horizon, budget=budget,
                           uniform_bits=uniform_bits)
 
+    def variant_check(variant: Any, bits: int | None) -> Callable[[_Case], StepVerdict]:
+        def check_variant(case: _Case) -> StepVerdict:
+            target, draft = case.spec.models(stateful=stateful)
+            return check_step(variant, target, draft, case.horizon, budget=budget,
+                              uniform_bits=bits)
+        return check_variant
+
     edge = [_Case(spec, horizon)
             for spec in step_edge_cases(low, high, one_hot_target=one_hot_target)]
     strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
                            one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
     adapter: Adapter[_Case] = Adapter(
-        edge_cases=edge, strategy=strategy, check=check,
+        edge_cases=edge, strategy=strategy,
+        check=with_variants(check, [variant_check(v, bits) for v, bits in support_variants]),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
-        key=rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target}"),
+        key=rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target} "
+                          f"{uniform_bits} {len(support_variants)}"),
         edge_families=_STEP_EDGE_FAMILIES,
         families=(*families, "context-free and context-dependent"),
         score_label="TV(joint law)")

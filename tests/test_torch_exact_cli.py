@@ -81,7 +81,7 @@ def test_torch_mode_passes_and_fails(module: Path) -> None:
 
 
 def test_torch_chain_step(module: Path) -> None:
-    code, out, _ = run("audit", f"{module}:chain", "--torch", "--torch-signature", "chain",
+    code, out, _ = run("audit", f"{module}:chain", "--torch", "--signature", "chain",
                        "--gamma", "2", "--kind", "step", "--vocab-sizes", "2..2",
                        "--examples", "1", "--horizon", "2")
     assert code == 0, out

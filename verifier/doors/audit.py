@@ -74,6 +74,10 @@ class AuditOptions:
     #: format ("float64" or "float32"), as numpy arrays with ``arrays``.
     floats: str | None = None
     arrays: bool = False
+    #: Faithful variants of the rule judged on every case after the exact check
+    #: passes, for crashes, support violations and invalid ids only: pairs
+    #: ``(variant, uniform_bits)``, e.g. torch code under float32 ``torch.rand``.
+    support_variants: tuple[tuple[Any, int | None], ...] = ()
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", ("sampler", "step"))
@@ -89,6 +93,8 @@ class AuditOptions:
         check_type(self.one_hot_target, "one_hot_target", bool, "True or False")
         check_choice(self.floats, "floats", ("float64", "float32", None))
         check_type(self.arrays, "arrays", bool, "True or False")
+        check_type(self.support_variants, "support_variants", tuple,
+                   "a tuple of (callable, uniform_bits or None) pairs")
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
@@ -404,12 +410,14 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     elif opts.kind == "sampler":
         from properties import search_sampler
 
-        result = search_sampler(fn, uniform_bits=opts.uniform_bits, **kwargs)
+        result = search_sampler(fn, uniform_bits=opts.uniform_bits,
+                                support_variants=opts.support_variants, **kwargs)
     else:
         from properties import search_step
 
         result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
-                             one_hot_target=opts.one_hot_target, **kwargs)
+                             one_hot_target=opts.one_hot_target,
+                             support_variants=opts.support_variants, **kwargs)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):

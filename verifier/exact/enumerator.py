@@ -28,9 +28,10 @@ import random as _random
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, NoReturn
 
-from verifier.errors import HiddenRandomness, SamplerRaised, Undecided
+from verifier.errors import HiddenRandomness, SamplerFailure, SamplerRaised, Undecided
+from verifier.exact.guards import installed, swap_reporter
 from verifier.exact.random_source import ExactRandom, LazyToken
 from verifier.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
 
@@ -168,6 +169,14 @@ class _Run:
 
         def execute(chooser: Chooser) -> Any:
             rng = random_class(chooser, uniform_bits)
+
+            def report(error: BaseException) -> NoReturn:
+                if isinstance(error, SamplerFailure):
+                    error.context = dict(context or {})
+                    error.path = tuple(chooser.describe())
+                chooser.fail(error)
+
+            previous = swap_reporter(report)
             try:
                 return run(rng)
             except Exception as exc:
@@ -185,6 +194,7 @@ class _Run:
                         f"number ({type(exc).__name__}: {exc})") from exc
                 raise SamplerRaised(msg, context=context, path=chooser.describe()) from exc
             finally:
+                swap_reporter(previous)
                 rng.active = False
 
         return execute
@@ -201,7 +211,7 @@ class _Run:
         first: tuple[Any, Hashable] | None = None
         tree: ChoiceTree[Any] = ChoiceTree(self.budget)
         try:
-            with contextlib.closing(tree.explore(execute)) as leaves:
+            with installed(), contextlib.closing(tree.explore(execute)) as leaves:
                 for weight, value, chooser in leaves:
                     key, slots = _leaf_key(normalise(value, weight, chooser))
                     if first is None:
@@ -223,7 +233,7 @@ class _Run:
                            first: tuple[Any, Hashable] | None) -> None:
         """Run the first path once more: code with private randomness rarely repeats it."""
         tree: ChoiceTree[Any] = ChoiceTree(self.budget)
-        with contextlib.closing(tree.explore(execute)) as leaves:
+        with installed(), contextlib.closing(tree.explore(execute)) as leaves:
             for weight, value, chooser in leaves:
                 if (weight, _leaf_key(self.normalise(value, weight, chooser))[0]) != first:
                     raise hidden_randomness("running the same path twice gave different "

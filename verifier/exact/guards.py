@@ -1,6 +1,7 @@
 """Guards around the code under test: process exits and entropy the tree cannot see.
 
-While an enumeration runs the code under test, :func:`guarded` replaces
+While an enumeration runs the code under test (:func:`installed` around the
+enumeration, :func:`swap_reporter` around each execution), the guards replace
 
 * ``os._exit`` and ``os.abort``: a sampler that calls them would end the
   audit itself (a silent exit 0 in CI, or a hung worker pool).  The call
@@ -30,7 +31,7 @@ from typing import NoReturn
 
 from verifier.errors import HiddenRandomness, SamplerFailure
 
-__all__ = ["ProcessExit", "guarded"]
+__all__ = ["ProcessExit", "installed", "swap_reporter"]
 
 Report = Callable[[BaseException], NoReturn]
 
@@ -101,15 +102,13 @@ def _uninstall() -> None:
 
 
 @contextlib.contextmanager
-def guarded(report: Report) -> Iterator[None]:
-    """Run the body with the guards installed, reporting through ``report``.
+def installed() -> Iterator[None]:
+    """Install the guards for the body (an enumeration); nested uses are counted.
 
-    Nested uses (an enumeration inside a sampler's own audit) keep the
-    innermost reporter; the originals come back when the outermost exits.
+    Nothing is reported until :func:`swap_reporter` names where findings go:
+    the tool's own code between executions keeps the originals' behaviour.
     """
     global _depth
-    previous = _GUARD.report
-    _GUARD.report = report
     with _depth_lock:
         if _depth == 0:
             _install()
@@ -117,8 +116,17 @@ def guarded(report: Report) -> Iterator[None]:
     try:
         yield
     finally:
-        _GUARD.report = previous
         with _depth_lock:
             _depth -= 1
             if _depth == 0:
                 _uninstall()
+
+
+def swap_reporter(report: Report | None) -> Report | None:
+    """Make ``report`` receive this thread's findings (None: none); return the previous one.
+
+    Called around each execution of the code under test, inside :func:`installed`.
+    """
+    previous = _GUARD.report
+    _GUARD.report = report
+    return previous

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 from verifier.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
 from verifier.validation import check_integer, check_positive_number, fail
@@ -149,6 +149,11 @@ class Chooser:
     def record_error(self, error: BaseException) -> None:
         """Remember ``error`` for this enumeration, even if the code under test swallows it."""
         self._tree.record_error(error)
+
+    def fail(self, error: BaseException) -> NoReturn:
+        """Remember ``error`` and unwind this execution; ``except Exception`` cannot stop it."""
+        self._tree.fail(error)
+        raise AssertionError("unreachable")  # pragma: no cover - fail always raises
 
     def describe(self) -> list[str]:
         """The choices taken so far in this execution, for error messages."""

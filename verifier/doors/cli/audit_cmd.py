@@ -9,7 +9,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, TextIO
 
-from verifier.doors.audit import AuditOptions, AuditResult, audit, detect_kind, parse_vocab_sizes
+from verifier.doors.audit import (
+    DEFAULT_HORIZON,
+    AuditOptions,
+    AuditResult,
+    audit,
+    detect_kind,
+    parse_vocab_sizes,
+)
 from verifier.doors.cli.parallel import check_jobs, run_jobs
 from verifier.doors.cli.progress import Progress
 from verifier.doors.report import result_human, result_json
@@ -108,11 +115,15 @@ def _merge(results: list[AuditResult | str], options: AuditOptions, name: str) -
     return AuditResult(options.kind, name, options, cases, None, coverage)
 
 
+Variants = tuple[tuple[Any, int | None], ...]
+
+
 def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
-                ) -> tuple[Callable[..., Any], str]:
-    """With --torch, the target as an engine sampler or step; without it, refuse torch
-    code that draws from torch's generators (the engine could only call it hidden
-    randomness)."""
+                ) -> tuple[Callable[..., Any], str, Variants]:
+    """With --torch, the target as an engine sampler or step, and its faithful variant
+    (``torch.rand`` on its dtype's grid, judged for support violations and crashes);
+    without it, refuse torch code that draws from torch's generators (the engine
+    could only call it hidden randomness)."""
     from verifier.modes.torch_exact import torch_randomness_reason
 
     if getattr(args, "numpy", False):
@@ -120,27 +131,44 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
             msg = "--numpy applies to samplers fn(p, q, rng), without --torch"
             raise InvalidArgument(msg)
         from verifier.modes.torch_exact.numpy_generator import numpy_rng_sampler
-        return numpy_rng_sampler(fn), "sampler"
+        return numpy_rng_sampler(fn), "sampler", ()
     if not getattr(args, "torch", False):
+        set_flags = [flag for flag, value, default in (
+            ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"),
+            ("--uniform", args.uniform, "dtype")) if value != default]
+        if set_flags:
+            msg = f"{', '.join(set_flags)} apply to torch code: add --torch"
+            raise InvalidArgument(msg)
         reason = torch_randomness_reason(fn) if kind == "sampler" else None
         if reason is not None:
             raise InvalidArgument(reason)
-        return fn, kind
+        return fn, kind, ()
     if args.jobs not in (None, 1):
         msg = "--torch audits run in one process; drop --jobs"
         raise InvalidArgument(msg)
-    if args.torch_signature == "single":
+    faithful = args.uniform == "dtype"
+    if args.signature == "single":
         from verifier.modes.torch_exact import torch_rng_sampler
-        return torch_rng_sampler(fn), "sampler"
+
+        sampler = torch_rng_sampler(fn, dtype=args.dtype, uniform="continuous")
+        variants: Variants = ((torch_rng_sampler(fn, dtype=args.dtype, uniform="dtype"),
+                               None),) if faithful else ()
+        return sampler, "sampler", variants
     from verifier.modes.torch_exact import torch_step
-    return torch_step(fn, signature=args.torch_signature, gamma=args.gamma,
-                      uniform="continuous"), "step"
+
+    horizon = args.horizon if args.horizon is not None else DEFAULT_HORIZON
+
+    def make(uniform: str) -> Any:
+        return torch_step(fn, signature=args.signature, gamma=args.gamma, dtype=args.dtype,
+                          uniform=uniform, max_new_tokens=horizon)
+
+    return make("continuous"), "step", ((make("dtype"), None),) if faithful else ()
 
 
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     target: str = args.target
     fn, kind = resolve(target, args.kind)
-    fn, kind = _torch_mode(fn, kind, args)
+    fn, kind, variants = _torch_mode(fn, kind, args)
     args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
     _check_modes(args, kind)
     if args.statistical:
@@ -148,7 +176,7 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
 
         with _quiet_stdout(args.json, err):
             return statistical_audit_command(fn, target, args, out=out, err=err)
-    options = options_from_args(args, kind)
+    options = replace(options_from_args(args, kind), support_variants=variants)
     if args.floats or args.uniform_bits is not None:
         from verifier.doors.cli.modes_cmd import float_audit
 

@@ -150,14 +150,25 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
                             help="run fn(p, q, rng) with p, q as numpy object arrays of "
                                  "exact values and rng a numpy.random.Generator stand-in "
                                  "(random, uniform, integers, choice) in exact mode")
-    torch_mode.add_argument("--torch-signature", choices=("single", "chain", "hf"),
+    torch_mode.add_argument("--signature", choices=("single", "chain", "hf", "decode"),
                             default="single",
                             help="single: fn(p, q[, generator]) -> token; chain: "
                                  "fn(draft_ids, draft_probs, target_probs) -> [1, k+1] "
-                                 "padded with -1; hf: transformers' _speculative_sampling")
+                                 "padded with -1; hf: transformers' _speculative_sampling; "
+                                 "decode: fn(input_ids, draft_model, target_model, "
+                                 "max_new_tokens), a whole generation loop")
     torch_mode.add_argument("--gamma", type=_positive_int, default=2, metavar="K",
-                            help="drafts per step for --torch-signature chain/hf "
-                                 "(default 2)")
+                            help="drafts per step for --signature chain/hf (default 2)")
+    torch_mode.add_argument("--dtype", choices=("float32", "float64", "bfloat16"),
+                            default="float32",
+                            help="dtype of the probability tensors handed to the code "
+                                 "(default float32)")
+    torch_mode.add_argument("--uniform", choices=("dtype", "continuous"), default="dtype",
+                            help="dtype (default): torch.rand is its dtype's grid k / 2**K "
+                                 "with 0 included, as real torch draws it; every case is "
+                                 "judged exactly with an ideal uniform and again on the "
+                                 "grid for support violations and crashes (grid rounding "
+                                 "passes); continuous: the ideal uniform only")
     stats = audit.add_argument_group(
         "black-box statistical audit",
         "For samplers that use their own randomness: fn(p, q, rng) gets numpy float64 "

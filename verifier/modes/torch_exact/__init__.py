@@ -66,22 +66,25 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
 
 
 def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
-               dtype: Any = "float32", uniform: Any = "dtype") -> Any:
-    """A decoding step running torch verification code (``"chain"`` or ``"hf"``).
+               dtype: Any = "float32", uniform: Any = "dtype",
+               max_new_tokens: int | None = None) -> Any:
+    """A decoding step running torch verification code (``"chain"``, ``"hf"`` or
+    ``"decode"``, a whole generation loop emitting ``max_new_tokens`` at once).
 
     See :mod:`verifier.modes.torch_exact.steps`.
     """
     _need_torch()
     from verifier.modes.torch_exact import steps
     return steps.torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
-                            uniform=uniform)
+                            uniform=uniform, max_new_tokens=max_new_tokens)
 
 
-def torch_rng_sampler(fn: Callable[..., Any]) -> Any:
+def torch_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
+                      uniform: Any = "continuous") -> Any:
     """Torch code ``fn(p, q[, generator])`` as an engine sampler ``(p, q, rng) -> token``."""
     _need_torch()
     from verifier.modes.torch_exact import api
-    return api.as_rng_sampler(fn)
+    return api.as_rng_sampler(fn, dtype=dtype, uniform=uniform)
 
 
 def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "single",

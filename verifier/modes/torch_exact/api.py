@@ -251,21 +251,26 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
 
 
 
-def as_rng_sampler(fn: Callable[..., Any]) -> Callable[[Any, Any, ExactRandom], Any]:
+def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
+                   uniform: Any = "continuous") -> Callable[[Any, Any, ExactRandom], Any]:
     """``fn(p, q[, generator])`` in torch as a sampler ``(p, q, rng) -> token`` of the engine.
 
     For the existing searches and audits (``verifier.assert_preserves_target``,
     the CLI): ``p`` and ``q`` arrive as exact Fractions and are handed over
-    unrounded; ``torch.rand`` follows the engine's own uniform (its
-    ``uniform_bits`` grid, or continuous).
+    unrounded as ``dtype`` tensors.  ``uniform="continuous"`` (the default
+    here) makes ``torch.rand`` the ideal uniform, so the exact comparison sees
+    structure only; ``uniform="dtype"`` draws it from its dtype's grid (float32:
+    k / 2**24, 0 included), the faithful variant the audit judges for support
+    violations and crashes.
     """
     inner = unwrap(fn)
     takes_generator = _positional_arity(inner) >= 3
+    tdtype = torch_dtype(dtype)
+    mode = check_uniform(uniform)
 
     def sampler(p: Any, q: Any, rng: ExactRandom) -> Any:
-        with session(rng, "continuous") as s:
-            dtype = torch.float32
-            args: list[Any] = [_vector(list(p), dtype), _vector(list(q), dtype)]
+        with session(rng, mode) as s:
+            args: list[Any] = [_vector(list(p), tdtype), _vector(list(q), tdtype)]
             if takes_generator:
                 generator = torch.Generator()
                 s.watch(generator)

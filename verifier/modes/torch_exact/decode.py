@@ -34,6 +34,7 @@ from verifier.modes.torch_exact.tensor import ExactTensor, as_exact, make, read_
 from verifier.modes.torch_exact.unwrap import unwrap
 from verifier.modes.torch_exact.values import LogR, Special, unsupported
 from verifier.steps.decode import target_distribution
+from verifier.validation import check_integer
 
 __all__ = ["ExactLM", "LMOutput", "check_torch_decode", "torch_decode_distribution"]
 
@@ -99,6 +100,29 @@ def _run(fn: Callable[..., Any], target: Any, draft: Any, prompt: tuple[int, ...
             return tuple(new[:max_new_tokens])
 
     return run
+
+
+def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "dtype",
+                output: str = "tensor") -> Callable[..., tuple[Any, ...]]:
+    """The loop ``fn`` as a decoding step: one call generates ``max_new_tokens`` tokens.
+
+    The step at ``prefix`` hands the loop ``input_ids = [0, *prefix]`` (token 0
+    as a one-token prompt) and models that read the ids after the prompt, so
+    the audit's models and the loop's agree on every context.
+    """
+    check_integer(max_new_tokens, "max_new_tokens", min_value=1)
+
+    def step(target: Any, draft: Any, prefix: tuple[int, ...], rng: ExactRandom
+             ) -> tuple[Any, ...]:
+        def after_prompt(model: Any) -> Callable[[tuple[int, ...]], Any]:
+            return lambda ids: model(tuple(ids[1:]))
+
+        run = _run(fn, after_prompt(target), after_prompt(draft), (0, *prefix),
+                   max_new_tokens, uniform, output)
+        return tuple(run(rng))
+
+    step.__name__ = getattr(unwrap(fn), "__name__", "decode")
+    return step
 
 
 def _check_prompt(prompt: Sequence[int], max_new_tokens: int) -> tuple[int, ...]:

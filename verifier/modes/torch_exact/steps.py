@@ -44,7 +44,7 @@ from verifier.modes.torch_exact.values import LogR, Special
 __all__ = ["SIGNATURES", "torch_step"]
 
 Signature = Literal["chain", "hf"]
-SIGNATURES: tuple[str, ...] = ("chain", "hf")
+SIGNATURES: tuple[str, ...] = ("chain", "hf", "decode")
 Step = Callable[[Any, Any, tuple[int, ...], Any], tuple[Any, ...]]
 
 
@@ -99,11 +99,25 @@ def _strip(tokens: list[Any]) -> tuple[Any, ...]:
 
 
 def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
-               dtype: Any = "float32", uniform: Any = "dtype") -> Step:
-    """A decoding step running the torch verifier ``fn`` exactly (see the module doc)."""
+               dtype: Any = "float32", uniform: Any = "dtype",
+               max_new_tokens: int | None = None) -> Step:
+    """A decoding step running the torch verifier ``fn`` exactly (see the module doc).
+
+    ``signature="decode"``: ``fn(input_ids, draft_model, target_model,
+    max_new_tokens)`` is a whole generation loop; the step runs it once from
+    the prefix and emits its ``max_new_tokens`` tokens (the audit's horizon),
+    so its KV-cache and rollback handling is judged too.  ``gamma`` is not used.
+    """
     if signature not in SIGNATURES:
         msg = f"signature={signature!r} must be one of {SIGNATURES}"
         raise InvalidArgument(msg)
+    if signature == "decode":
+        from verifier.modes.torch_exact.decode import decode_step
+
+        if max_new_tokens is None:
+            msg = "signature='decode' needs max_new_tokens (the tokens one call emits)"
+            raise InvalidArgument(msg)
+        return decode_step(fn, max_new_tokens=max_new_tokens, uniform=uniform)
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         msg = f"gamma={gamma!r} must be an integer >= 1 (drafts per step)"
         raise InvalidArgument(msg)

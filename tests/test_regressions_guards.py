@@ -1,0 +1,96 @@
+"""Regressions: process exits and OS entropy inside a sampler are verdicts, the same every run."""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+from verifier import HiddenRandomness, SamplerFailure, output_distribution
+
+
+def exits(p, q, rng):
+    if rng.random() < p[0]:
+        os._exit(0)
+    return 0
+
+
+def aborts(p, q, rng):
+    os.abort()
+
+
+def test_os_exit_is_a_finding_not_the_end_of_the_audit():
+    with pytest.raises(SamplerFailure, match=r"os\._exit\(0\)"):
+        output_distribution(exits, ["1/2", "1/2"], ["1/2", "1/2"])
+    import posix
+
+    assert os._exit is posix._exit  # the guard is lifted after the enumeration
+
+
+def test_os_abort_is_a_finding():
+    with pytest.raises(SamplerFailure, match=r"os\.abort\(\)"):
+        output_distribution(aborts, ["1/2", "1/2"], ["1/2", "1/2"])
+
+
+def test_a_sampler_catching_everything_cannot_swallow_the_exit():
+    def stubborn(p, q, rng):
+        try:
+            os._exit(3)
+        except BaseException:
+            return 0
+        return 1
+
+    with pytest.raises(SamplerFailure, match=r"os\._exit\(3\)"):
+        output_distribution(stubborn, ["1/2", "1/2"], ["1/2", "1/2"])
+
+
+ENTROPY = {
+    "os.urandom": lambda: os.urandom(1)[0] % 2,
+    "secrets.randbelow": lambda: secrets.randbelow(2),
+    "SystemRandom": lambda: random.SystemRandom().randrange(2),
+    "uuid4": lambda: uuid.uuid4().int % 2,
+}
+
+
+@pytest.mark.parametrize("source", sorted(ENTROPY))
+def test_os_entropy_is_hidden_randomness_on_every_run(source):
+    draw = ENTROPY[source]
+
+    def sampler(p, q, rng):
+        return draw()
+
+    for _ in range(8):  # the same verdict every time, not by the luck of replay
+        with pytest.raises(HiddenRandomness, match="cannot be replayed"):
+            output_distribution(sampler, ["1/2", "1/2"], ["1/2", "1/2"])
+
+
+def test_guards_are_lifted_after_the_enumeration():
+    output_distribution(lambda p, q, rng: 0, ["1"], ["1"])
+    assert len(os.urandom(4)) == 4
+    assert 0 <= secrets.randbelow(3) < 3
+
+
+def test_cli_reports_os_exit_as_a_failure(tmp_path):
+    target = tmp_path / "exiting.py"
+    target.write_text(textwrap.dedent("""
+        import os
+
+        def sampler(p, q, rng):
+            x = rng.categorical(q)
+            if rng.random() * q[x] < p[x]:
+                return x
+            os._exit(0)
+    """))
+    for jobs in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-m", "verifier", "audit", f"{target}:sampler", "--examples", "5",
+             "--jobs", jobs],
+            capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 1, (jobs, done.stdout, done.stderr)
+        assert "os._exit(0)" in done.stdout + done.stderr
