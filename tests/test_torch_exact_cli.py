@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,74 @@ def test_numpy_mode(tmp_path: Path) -> None:
     path.write_text(NUMPY_SOURCE)
     assert run("audit", f"{path}:textbook", "--numpy", *SMALL)[0] == 0
     assert run("audit", f"{path}:naive", "--numpy", *SMALL)[0] == 1
+
+
+INCLUSIVE_CHAIN = '''
+import torch
+
+def chain(ids, draft_probs, target_probs):
+    k = ids.shape[1]
+    out = torch.full((1, k + 1), -1, dtype=torch.long)
+    for i in range(k):
+        x = ids[0, i]
+        if torch.rand(1) <= target_probs[0, i, x] / draft_probs[0, i, x]:
+            out[0, i] = x
+        else:
+            r = torch.clamp(target_probs[0, i] - draft_probs[0, i], min=0)
+            out[0, i] = torch.multinomial(r, 1)[0]
+            return out
+    out[0, k] = torch.multinomial(target_probs[0, k], 1)[0]
+    return out
+'''
+
+
+def test_default_audit_sees_the_float32_zero_of_torch_rand(module: Path) -> None:
+    """``u <= p/q`` accepts a p = 0 token when torch.rand returns exactly 0 (2**-24)."""
+    code, out, _ = run("audit", f"{module}:inclusive", "--torch", "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["verdict"] == "fail"
+    witness = report["counterexample"]
+    p = [Fraction(x) for x in witness["p"]]
+    q = [Fraction(x) for x in witness["q"]]
+    actual = {int(k): Fraction(v) for k, v in witness["actual"].items()}
+    leaked = {t: m for t, m in actual.items() if p[t] == 0}
+    assert leaked, witness
+    # exactly 2**-24 q(x) on every token the target filtered out
+    assert all(m == q[t] / 2**24 for t, m in leaked.items())
+
+
+def test_continuous_uniform_hides_it_and_the_textbook_rule_passes_either_way(
+        module: Path) -> None:
+    assert run("audit", f"{module}:inclusive", "--torch", "--uniform", "continuous")[0] == 0
+    assert run("audit", f"{module}:textbook", "--torch")[0] == 0
+    assert run("audit", f"{module}:textbook", "--torch", "--dtype", "float64")[0] == 0
+
+
+def test_default_chain_audit_sees_the_float32_zero(tmp_path: Path) -> None:
+    path = tmp_path / "chain_rules.py"
+    path.write_text(INCLUSIVE_CHAIN)
+    code, out, _ = run("audit", f"{path}:chain", "--torch", "--signature", "chain")
+    assert code == 1, out
+    assert "1/16777216" in out
+    code, out, _ = run("audit", f"{path}:chain", "--torch", "--signature", "chain",
+                       "--uniform", "continuous")
+    assert code == 0, out
+
+
+def test_torch_flags_without_torch_are_refused(module: Path) -> None:
+    for flags in (("--signature", "chain"), ("--uniform", "continuous"),
+                  ("--dtype", "float64")):
+        code, _, err = run("audit", f"{module}:textbook", *flags)
+        assert code == 2
+        assert "add --torch" in err
+
+
+def test_decode_signature_audits_a_whole_loop() -> None:
+    target = "tests.test_torch_exact_decode"
+    code, out, _ = run("audit", f"{target}:speculative_loop", "--torch", "--signature",
+                       "decode", "--vocab-sizes", "2..2", "--examples", "3", "--horizon", "2")
+    assert code == 0, out
+    code, out, _ = run("audit", f"{target}:naive_loop", "--torch", "--signature", "decode",
+                       "--vocab-sizes", "2..2", "--examples", "3", "--horizon", "2")
+    assert code == 1, out
