@@ -130,6 +130,19 @@ def _vector(values: Sequence[Fraction], dtype: torch.dtype) -> ExactTensor:
     return make(arr, dtype)
 
 
+def _inputs(p: Sequence[Any], q: Sequence[Any], dtype: Any, uniform: Any
+            ) -> tuple[torch.dtype, UniformMode, tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """The validated options and the exact values of p and q as ``dtype`` tensors hold them."""
+    tdtype = torch_dtype(dtype)
+    mode = check_uniform(uniform)
+    pv = exact_inputs(p, tdtype, "p")
+    qv = exact_inputs(q, tdtype, "q")
+    if len(pv) != len(qv):
+        msg = f"p and q must have the same length, got {len(pv)} and {len(qv)}"
+        raise InvalidArgument(msg)
+    return tdtype, mode, pv, qv
+
+
 def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any], *,
                               dtype: Any = "float32", uniform: Any = "dtype",
                               budget: Budget | None = None) -> Distribution:
@@ -144,13 +157,7 @@ def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Seque
     code crashes, reads uninitialised memory or lets a NaN/inf reach a token,
     weight or branch.
     """
-    tdtype = torch_dtype(dtype)
-    mode = check_uniform(uniform)
-    pv = exact_inputs(p, tdtype, "p")
-    qv = exact_inputs(q, tdtype, "q")
-    if len(pv) != len(qv):
-        msg = f"p and q must have the same length, got {len(pv)} and {len(qv)}"
-        raise InvalidArgument(msg)
+    tdtype, mode, pv, qv = _inputs(p, q, dtype, uniform)
     return enumerate_law(single_run(fn, pv, qv, tdtype, mode), budget=budget,
                          context={"p": pv, "q": qv})
 
@@ -215,13 +222,7 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     ``findings``, ``format()``.  ``p`` in the verdict is the target: the
     dtype values of p, normalised.
     """
-    tdtype = torch_dtype(dtype)
-    mode = check_uniform(uniform)
-    pv = exact_inputs(p, tdtype, "p")
-    qv = exact_inputs(q, tdtype, "q")
-    if len(pv) != len(qv):
-        msg = f"p and q must have the same length, got {len(pv)} and {len(qv)}"
-        raise InvalidArgument(msg)
+    tdtype, mode, pv, qv = _inputs(p, q, dtype, uniform)
     target = _normalised(pv)
     exact_law, exact_crash = _run(fn, pv, qv, tdtype, "continuous", budget, "exact")
     findings = _findings(exact_law, exact_crash, "exact", target)
