@@ -94,3 +94,18 @@ def test_cli_reports_os_exit_as_a_failure(tmp_path):
             capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 1, (jobs, done.stdout, done.stderr)
         assert "os._exit(0)" in done.stdout + done.stderr
+
+
+def test_a_passing_audit_writes_nothing_into_the_working_directory(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HYPOTHESIS_STORAGE_DIRECTORY", "XDG_CACHE_HOME")}
+    env["HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-m", "verifier", "audit", "counterexamples.samplers:textbook",
+         "--examples", "5"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(work.iterdir()) == []
+    assert (tmp_path / "home" / ".cache" / "specexact" / "hypothesis").is_dir()

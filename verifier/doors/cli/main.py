@@ -270,9 +270,26 @@ def _silence_stdout() -> None:
         pass
 
 
+def _hypothesis_files_to_cache() -> None:
+    """Keep Hypothesis's files (its constants cache) out of the user's working directory.
+
+    The command sets them under ``$XDG_CACHE_HOME/specexact/hypothesis``
+    (``~/.cache/...``) unless ``HYPOTHESIS_STORAGE_DIRECTORY`` says where they
+    go; searches use no example database unless the user's own settings name one.
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    set_hypothesis_home_dir(os.path.join(cache, "specexact", "hypothesis"))
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    if argv is None:  # run as the ``specexact`` command, not called from Python
+        _hypothesis_files_to_cache()
     arguments = list(sys.argv[1:] if argv is None else argv)
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr
