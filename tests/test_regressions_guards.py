@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import secrets
@@ -109,3 +110,31 @@ def test_a_passing_audit_writes_nothing_into_the_working_directory(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(work.iterdir()) == []
     assert (tmp_path / "home" / ".cache" / "specexact" / "hypothesis").is_dir()
+
+
+@pytest.mark.parametrize(("method", "hint"), [("choice", "--numpy"), ("integers", "--numpy"),
+                                              ("randint", "--statistical"),
+                                              ("manual_seed", "--torch")])
+def test_another_random_api_points_to_the_mode_that_fits(method, hint):
+    from verifier import UnsupportedOperation
+
+    def sampler(p, q, rng):
+        # a sampler swallowing the error still gets no verdict
+        with contextlib.suppress(Exception):
+            getattr(rng, method)(2)
+        return 0
+
+    with pytest.raises(UnsupportedOperation, match=f"rng.{method}\\(\\).*{hint}"):
+        output_distribution(sampler, ["1/2", "1/2"], ["1/2", "1/2"])
+
+
+def test_cli_exits_2_for_numpy_generator_code(tmp_path):
+    from verifier.doors.cli import main
+
+    target = tmp_path / "np_rule.py"
+    target.write_text(textwrap.dedent("""
+        def sampler(p, q, rng):
+            x = rng.choice(len(q), p=q)
+            return x
+    """))
+    assert main(["audit", f"{target}:sampler", "--examples", "2"]) == 2

@@ -623,6 +623,27 @@ numbers.Integral.register(LazyToken)
 # --------------------------------------------------------------------------
 
 
+#: Methods of other random APIs a sampler may have been written against.
+_OTHER_APIS: dict[str, str] = {
+    **dict.fromkeys(("choice", "integers", "uniform", "exponential", "gumbel",
+                     "multinomial", "standard_normal", "normal", "permutation", "shuffle",
+                     "binomial", "geometric"), "numpy.random.Generator's API"),
+    **dict.fromkeys(("randint", "randrange", "sample", "choices", "getrandbits",
+                     "gauss"), "Python random's API"),
+    **dict.fromkeys(("manual_seed", "initial_seed", "get_state", "set_state", "seed"),
+                    "torch.Generator's API"),
+}
+_OTHER_API_HINT: dict[str, str] = {
+    "numpy.random.Generator's API": "audit numpy Generator code exactly with --numpy "
+                                    "(verifier.numpy_output_distribution), or with "
+                                    "--statistical",
+    "Python random's API": "rewrite the draws with rng.random() / rng.categorical, or "
+                           "audit the code with --statistical",
+    "torch.Generator's API": "audit torch code exactly with --torch "
+                             "(verifier.check_torch_sampler)",
+}
+
+
 class ExactRandom:
     """The random source of one exact execution (see the module docstring).
 
@@ -680,6 +701,18 @@ class ExactRandom:
             raise self.unsupported(
                 "a lazy random value was used after the run that drew it had returned; "
                 "keep random values inside the sampler call")
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names ExactRandom does not have: code written for
+        # another random API gets the mode that fits, not a crash of its own.
+        other = _OTHER_APIS.get(name)
+        if other is None:
+            raise AttributeError(name)
+        error = UnsupportedOperation(
+            f"the code called rng.{name}(), which is {other}, not specexact's rng "
+            "(random, categorical, bernoulli); " + _OTHER_API_HINT[other])
+        self.chooser.record_error(error)
+        raise error
 
     def unsupported(self, what: str) -> UnsupportedOperation:
         error = UnsupportedOperation(f"unsupported operation on a lazy random value: {what}")
