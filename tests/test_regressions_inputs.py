@@ -49,3 +49,15 @@ def test_prove_on_a_step_is_a_usage_error(capsys):
     assert code == 2
     assert "is a decoding step" in err
     assert "specexact audit counterexamples.chain_steps:chain" in err
+
+
+@pytest.mark.parametrize("target", ["counterexamples.samplers:naive_resample",
+                                    "counterexamples.samplers:textbook"])
+def test_jobs_never_change_the_report(target, capsys):
+    from verifier.doors.cli import main
+
+    reports = []
+    for jobs in ("1", "3"):
+        code = main(["audit", target, "--json", "--examples", "20", "--jobs", jobs])
+        reports.append((code, capsys.readouterr().out))
+    assert reports[0] == reports[1]

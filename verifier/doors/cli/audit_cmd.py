@@ -12,18 +12,17 @@ from typing import Any, TextIO
 from verifier.doors.audit import (
     DEFAULT_HORIZON,
     AuditOptions,
-    AuditResult,
     audit,
     detect_kind,
     parse_vocab_sizes,
 )
-from verifier.doors.cli.parallel import check_jobs, run_jobs
+from verifier.doors.cli.parallel import check_jobs
 from verifier.doors.cli.progress import Progress
 from verifier.doors.report import result_human, result_json
 from verifier.doors.targets import load_target
-from verifier.errors import InvalidArgument, Undecided
+from verifier.errors import InvalidArgument
 
-__all__ = ["audit_target", "audit_target_sizes", "options_from_args"]
+__all__ = ["audit_target", "options_from_args"]
 
 
 def _check_modes(args: argparse.Namespace, kind: str) -> None:
@@ -73,21 +72,6 @@ def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:
     return fn, kind or detect_kind(fn) or "sampler"
 
 
-def audit_target_sizes(target: str, kind: str, options: AuditOptions) -> AuditResult | str:
-    """One job of ``--jobs``: audit ``target`` on ``options``; an Undecided becomes its text.
-
-    Workers return the message instead of raising so that nothing unpicklable
-    crosses the process boundary.
-    """
-    fn, _ = resolve(target, kind)
-    try:
-        return audit(fn, options, name=target)
-    except Undecided as exc:
-        return str(exc)
-    except SystemExit as exc:
-        return f"the code under test called sys.exit({exc.code!r}) instead of returning"
-
-
 @contextlib.contextmanager
 def _quiet_stdout(enabled: bool, err: TextIO) -> Iterator[None]:
     """With --json, anything the code under test prints goes to stderr, not into the JSON."""
@@ -96,23 +80,6 @@ def _quiet_stdout(enabled: bool, err: TextIO) -> Iterator[None]:
         return
     with contextlib.redirect_stdout(err):
         yield
-
-
-def _merge(results: list[AuditResult | str], options: AuditOptions, name: str) -> AuditResult:
-    """Combine per-size audits: the failure at the smallest size wins; any undecided
-    size with no failure anywhere makes the whole audit undecided."""
-    decided = [r for r in results if isinstance(r, AuditResult)]
-    # Each size's coverage is a sentence of its own; together they account for
-    # the summed case count.
-    coverage = " ".join(r.coverage for r in decided)
-    cases = sum(r.cases for r in decided)
-    for result in decided:
-        if not result.passed:
-            return replace(result, cases=cases, options=options, coverage=coverage)
-    undecided = [r for r in results if isinstance(r, str)]
-    if undecided:
-        raise Undecided(undecided[0])
-    return AuditResult(options.kind, name, options, cases, None, coverage)
 
 
 Variants = tuple[tuple[Any, int | None], ...]
@@ -143,9 +110,6 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
         if reason is not None:
             raise InvalidArgument(reason)
         return fn, kind, ()
-    if args.jobs not in (None, 1):
-        msg = "--torch audits run in one process; drop --jobs"
-        raise InvalidArgument(msg)
     faithful = args.uniform == "dtype"
     if args.signature == "single":
         from verifier.modes.torch_exact import torch_rng_sampler
@@ -182,19 +146,12 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
 
         with _quiet_stdout(args.json, err):
             return float_audit(fn, target, args, options, out=out, err=err)
-    jobs = check_jobs(args.jobs if args.jobs is not None else 1)
+    # One target is one search, in this process, whatever --jobs says: splitting it
+    # (per vocabulary size, say) would make the report depend on the job count.
+    check_jobs(args.jobs if args.jobs is not None else 1)
     progress = Progress(f"auditing {target}", enabled=False if args.json else None, stream=err)
     with progress, _quiet_stdout(args.json, err):
-        low, high = options.sizes
-        if jobs > 1 and high > low:
-            per_size = [(target, kind, replace(options, vocab_sizes=(v, v)))
-                        for v in range(low, high + 1)]
-            results = run_jobs(audit_target_sizes, per_size, jobs=jobs,
-                               progress=lambda done, _: progress(done, len(per_size),
-                                                                 "vocabulary sizes"))
-            result = _merge(results, options, target)
-        else:
-            result = audit(fn, options, name=target, progress=progress)
+        result = audit(fn, options, name=target, progress=progress)
     if args.json:
         json.dump(result_json(result), out, indent=2)
         out.write("\n")

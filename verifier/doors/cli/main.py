@@ -94,9 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--seed", type=int, default=0, metavar="N",
                        help="seed of the search, for reproducible runs (default 0)")
     audit.add_argument("--jobs", type=_nonnegative_int, default=None, metavar="N",
-                       help="processes for sweeps: one job per vocabulary size, or per "
-                            "catalogue rule without TARGET (0 = one per CPU; default 1 "
-                            "with a TARGET, one per CPU up to 4 without)")
+                       help="processes for the catalogue audit without TARGET, one job "
+                            "per rule (0 = one per CPU; default one per CPU up to 4); a "
+                            "single TARGET is one search in one process, so its report "
+                            "never depends on N")
     audit.add_argument("--json", action="store_true",
                        help="print one JSON object on stdout and nothing else")
     _add_float_options(audit)
