@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from properties.strategies import _BUILDERS, PAIR_FAMILIES, vocab_range
 from verifier.errors import InvalidArgument
 from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
+from verifier.validation import check_integer
 
 __all__ = ["STEP_MODEL_KINDS", "ModelSpec", "model_pairs", "model_specs"]
 
@@ -118,13 +119,9 @@ def model_specs(*, vocab_sizes: int | Sequence[int] = (2, 3), kinds: Sequence[st
     if unknown or not families:
         msg = f"kinds={families!r} must be a non-empty subset of {STEP_MODEL_KINDS}"
         raise InvalidArgument(msg)
-    for name, value in (("max_weight", max_weight), ("depth", depth)):
-        if not isinstance(value, int) or value < 1:
-            msg = f"{name}={value!r} must be an integer >= 1"
-            raise InvalidArgument(msg)
-    if not isinstance(max_overrides, int) or max_overrides < 0:
-        msg = f"max_overrides={max_overrides!r} must be an integer >= 0"
-        raise InvalidArgument(msg)
+    check_integer(max_weight, "max_weight", min_value=1)
+    check_integer(depth, "depth", min_value=1)
+    check_integer(max_overrides, "max_overrides", min_value=0)
     return st.integers(low, high).flatmap(
         lambda v: _spec(v, families, max_weight, max_overrides, depth, one_hot_target))
 

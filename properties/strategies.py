@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from verifier.errors import InvalidArgument
 from verifier.pipelines import Pipeline, sampling_pipeline
+from verifier.validation import check_integer
 
 __all__ = [
     "PAIR_FAMILIES",
@@ -52,9 +53,7 @@ def vocab_range(vocab_sizes: int | Sequence[int], *, name: str = "vocab_sizes"
 
 
 def _check_weight(max_weight: int) -> None:
-    if isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 1:
-        msg = f"max_weight={max_weight!r} must be an integer >= 1"
-        raise InvalidArgument(msg)
+    check_integer(max_weight, "max_weight", min_value=1)
 
 
 @functools.cache

@@ -31,6 +31,7 @@ from typing import Any, final
 from verifier.errors import InvalidArgument, MissingDependency, Undecided
 from verifier.numbers import as_distribution, check_same_vocabulary
 from verifier.tables import render_table
+from verifier.validation import check_integer
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -404,12 +405,8 @@ def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, see
     :class:`~verifier.errors.Undecided` if ``max_seconds`` runs out.
     """
     samples = DEFAULT_SAMPLES if samples is None else samples
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        msg = f"samples={samples!r} must be a positive integer"
-        raise InvalidArgument(msg)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        msg = f"seed={seed!r} must be a nonnegative integer"
-        raise InvalidArgument(msg)
+    check_integer(samples, "samples", min_value=1)
+    check_integer(seed, "seed", min_value=0)
     alpha_f = Fraction(alpha)
     if not 0 < alpha_f < 1:
         msg = f"alpha={alpha!r} must lie strictly between 0 and 1"

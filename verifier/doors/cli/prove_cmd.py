@@ -10,6 +10,7 @@ from verifier.doors.audit import detect_kind
 from verifier.doors.targets import load_target
 from verifier.errors import InvalidInput, SpecexactError, Undecided
 from verifier.modes.symbolic.prover import prove
+from verifier.validation import check_integer
 
 __all__ = ["run_prove"]
 
@@ -22,9 +23,10 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
     refutation each biased case with its region, bias formula and witness.
     Errors go to ``err`` as one message, never a traceback.
     """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        print(f"specexact prove: --vocab-size={vocab_size!r} must be a positive integer",
-              file=err)
+    try:
+        check_integer(vocab_size, "--vocab-size", min_value=1)
+    except InvalidInput as error:
+        print(f"specexact prove: {error}", file=err)
         return 2
     try:
         sampler = load_target(target)

@@ -126,10 +126,7 @@ def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "
 
 
 def _check_prompt(prompt: Sequence[int], max_new_tokens: int) -> tuple[int, ...]:
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
-            or max_new_tokens < 1:
-        msg = f"max_new_tokens={max_new_tokens!r} must be an integer >= 1"
-        raise InvalidArgument(msg)
+    check_integer(max_new_tokens, "max_new_tokens", min_value=1)
     tokens = tuple(prompt)
     if not tokens or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
                              for t in tokens):

@@ -40,6 +40,7 @@ from verifier.modes.torch_exact.session import UniformMode, session
 from verifier.modes.torch_exact.tensor import ExactTensor, as_exact, make
 from verifier.modes.torch_exact.unwrap import unwrap
 from verifier.modes.torch_exact.values import LogR, Special
+from verifier.validation import check_integer
 
 __all__ = ["SIGNATURES", "torch_step"]
 
@@ -118,9 +119,7 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
             msg = "signature='decode' needs max_new_tokens (the tokens one call emits)"
             raise InvalidArgument(msg)
         return decode_step(fn, max_new_tokens=max_new_tokens, uniform=uniform)
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        msg = f"gamma={gamma!r} must be an integer >= 1 (drafts per step)"
-        raise InvalidArgument(msg)
+    check_integer(gamma, "gamma", min_value=1)
     tdtype = torch_dtype(dtype)
     mode: UniformMode = check_uniform(uniform)
     inner = unwrap(fn)
