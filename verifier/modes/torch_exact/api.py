@@ -130,13 +130,18 @@ def _vector(values: Sequence[Fraction], dtype: torch.dtype) -> ExactTensor:
     return make(arr, dtype)
 
 
-def _inputs(p: Sequence[Any], q: Sequence[Any], dtype: Any, uniform: Any
+def _inputs(p: Sequence[Any], q: Sequence[Any], dtype: Any, uniform: Any, *,
+            rounded: bool = True
             ) -> tuple[torch.dtype, UniformMode, tuple[Fraction, ...], tuple[Fraction, ...]]:
-    """The validated options and the exact values of p and q as ``dtype`` tensors hold them."""
+    """The validated options and p and q: as ``dtype`` tensors hold them (``rounded``),
+    or exactly."""
     tdtype = torch_dtype(dtype)
     mode = check_uniform(uniform)
-    pv = exact_inputs(p, tdtype, "p")
-    qv = exact_inputs(q, tdtype, "q")
+    if rounded:
+        pv = exact_inputs(p, tdtype, "p")
+        qv = exact_inputs(q, tdtype, "q")
+    else:
+        pv, qv = as_distribution(p, name="p"), as_distribution(q, name="q")
     if len(pv) != len(qv):
         msg = f"p and q must have the same length, got {len(pv)} and {len(qv)}"
         raise InvalidArgument(msg)
@@ -219,10 +224,15 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     tolerance ``(V + 1) 2**-K`` of :func:`verifier.modes.floats.grid_tolerance`
     (or ``tolerance``).  The result is the project's
     :class:`~verifier.modes.floats.FloatVerdict`: ``passed``, ``severity``,
-    ``findings``, ``format()``.  ``p`` in the verdict is the target: the
-    dtype values of p, normalised.
+    ``findings``, ``format()``.
+
+    The code receives the exact values of ``p`` and ``q`` in ``dtype``
+    tensors, as the audit hands them over: rounding them first would leave
+    rows that no longer sum to 1 (1/3 in float32), and every rule, the
+    textbook one included, would then look biased by the rounding of its
+    inputs.  ``p`` in the verdict is the target.
     """
-    tdtype, mode, pv, qv = _inputs(p, q, dtype, uniform)
+    tdtype, mode, pv, qv = _inputs(p, q, dtype, uniform, rounded=False)
     target = _normalised(pv)
     exact_law, exact_crash = _run(fn, pv, qv, tdtype, "continuous", budget, "exact")
     findings = _findings(exact_law, exact_crash, "exact", target)

@@ -143,10 +143,16 @@ class Special:
             return other
         if isinstance(other, Special):
             o = other.value
+        elif op in ("+", "-"):
+            # A finite operand does not matter to inf/nan in + and -.
+            o = 0.0
+        elif op in ("*", "/") and math.isnan(self.value):
+            # nan * x and nan / x (either side) are nan whatever x is: noise included.
+            o = 1.0
         else:
-            # A finite operand matters to inf/nan arithmetic only through its sign
-            # and whether it is zero (for * and /), or not at all (for + and -).
-            o = 0.0 if op in ("+", "-") else float(_sign(other))
+            # A finite operand matters to inf/nan in * and / only through its sign
+            # and whether it is zero.
+            o = float(_sign(other))
         a, b = (o, self.value) if reflected else (self.value, o)
         if op == "/" and b == 0.0:
             value = math.copysign(math.inf, a) if a == a else math.nan

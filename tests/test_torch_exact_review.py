@@ -1,0 +1,62 @@
+"""Regressions from a review with samplers written in engine styles the project had not seen."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from verifier import assert_torch_preserves_target, check_torch_sampler  # noqa: E402
+
+
+def textbook(p, q, generator):
+    x = torch.multinomial(q, 1, generator=generator)
+    if torch.rand(1, generator=generator) < p[x] / q[x]:
+        return x
+    r = torch.clamp(p - q, min=0)
+    return torch.multinomial(r / r.sum(), 1, generator=generator)
+
+
+def normalised_race(p, q, generator=None):
+    """vLLM style: the residual is normalised before an exponential race and picked with
+    torch.where; at p = q it is 0/0 = NaN, a value computed and never used."""
+    target_probs, draft_probs = p.unsqueeze(0), q.unsqueeze(0)
+    draft_ids = torch.multinomial(draft_probs, 1, generator=generator)
+    tp = target_probs.gather(-1, draft_ids)
+    dp = draft_probs.gather(-1, draft_ids)
+    accepted = torch.rand(1, 1, generator=generator) < tp / dp
+    recovered_probs = torch.clamp(target_probs - draft_probs, min=0)
+    recovered_probs = recovered_probs / recovered_probs.sum(dim=-1, keepdim=True)
+    e = torch.empty_like(recovered_probs).exponential_(generator=generator)
+    recovered = recovered_probs.div_(e).argmax(dim=-1, keepdim=True)
+    return torch.where(accepted, draft_ids, recovered).view(-1)
+
+
+def test_thirds_do_not_make_a_correct_rule_look_biased():
+    # float32 cannot hold 1/3: rounding the inputs first left q summing to 1 - 1.5e-8.
+    verdict = check_torch_sampler(textbook, ["0", "1/2", "1/2", "0"],
+                                  ["0", "1/3", "1/3", "1/3"])
+    assert verdict.passed, verdict.format()
+
+
+def test_the_pytest_helper_passes_the_readme_example_on_its_default_sizes():
+    assert_torch_preserves_target(textbook)
+
+
+def test_an_unused_nan_mixed_with_exponential_noise_is_not_a_finding():
+    verdict = check_torch_sampler(normalised_race, ["1/2", "1/2"], ["1/2", "1/2"])
+    assert verdict.passed, verdict.format()
+    assert check_torch_sampler(normalised_race, ["1/5", "1/2", "3/10"],
+                               ["1/2", "3/10", "1/5"]).passed
+
+
+def test_the_normalised_race_still_fails_when_it_is_wrong():
+    def recover_from_p(p, q, generator=None):
+        x = torch.multinomial(q, 1, generator=generator)
+        accepted = torch.rand(1, generator=generator) < p[x] / q[x]
+        e = torch.empty_like(p).exponential_(generator=generator)
+        y = (p / p.sum() / e).argmax().view(1)
+        return torch.where(accepted, x, y)
+
+    assert not check_torch_sampler(recover_from_p, ["1/5", "1/2", "3/10"],
+                                   ["1/2", "3/10", "1/5"]).passed
