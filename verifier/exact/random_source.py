@@ -32,6 +32,7 @@ __all__ = [
     "LazyUniform",
     "RowSource",
     "SeededRandom",
+    "UniformRefusals",
     "ValidatedRow",
     "check_uniform_bits",
     "compare_values",
@@ -218,7 +219,52 @@ def _split_intervals(intervals: list[tuple[Any, Any]], cut: Any
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
-class LazyUniform:
+class UniformRefusals:
+    """What a lazy uniform refuses: it has no value to convert, round or raise to a power.
+
+    Shared by the exact :class:`LazyUniform` and the symbolic prover's uniform;
+    each refusal is an :class:`~verifier.errors.UnsupportedOperation` from the
+    uniform's random source (``self._rng.unsupported``), so it is recorded even
+    if the code under test swallows it.
+    """
+
+    __slots__ = ()
+    _rng: Any
+
+    def __pow__(self, other: Any) -> Any:
+        raise self._rng.unsupported("'**' on a uniform (only affine expressions are exact)")
+
+    def __rpow__(self, other: Any) -> Any:
+        raise self._rng.unsupported("'**' with a uniform exponent")
+
+    def __float__(self) -> float:
+        raise self._rng.unsupported(
+            "float(u): a lazy uniform has no value; compare it with a number instead "
+            "(u < p / q, or u * q < p)")
+
+    def __int__(self) -> int:
+        raise self._rng.unsupported("int(u): a lazy uniform has no value")
+
+    def __index__(self) -> int:
+        raise self._rng.unsupported("using a uniform as an index")
+
+    def __bool__(self) -> bool:
+        raise self._rng.unsupported("truth value of a uniform; compare it with a number")
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        raise self._rng.unsupported("round(u)")
+
+    def __floor__(self) -> Any:
+        raise self._rng.unsupported("math.floor(u)")
+
+    def __ceil__(self) -> Any:
+        raise self._rng.unsupported("math.ceil(u)")
+
+    def __abs__(self) -> Any:
+        raise self._rng.unsupported("abs(u)")
+
+
+class LazyUniform(UniformRefusals):
     """``a * u + b`` for a lazy uniform ``u``; comparing it with a number branches.
 
     Supports ``+ - *`` with exact numbers, division by a nonzero number,
@@ -228,6 +274,7 @@ class LazyUniform:
     """
 
     __slots__ = ("_a", "_b", "_rng", "_state")
+    _rng: ExactRandom
     __array_ufunc__ = None  # make numpy scalars defer to our reflected operators
 
     def __init__(self, rng: ExactRandom, state: _UniformState, a: Fraction, b: Fraction) -> None:
@@ -293,38 +340,6 @@ class LazyUniform:
 
     def __pos__(self) -> LazyUniform:
         return self
-
-    def __pow__(self, other: Any) -> LazyUniform:
-        raise self._rng.unsupported("'**' on a uniform (only affine expressions are exact)")
-
-    def __rpow__(self, other: Any) -> LazyUniform:
-        raise self._rng.unsupported("'**' with a uniform exponent")
-
-    def __float__(self) -> float:
-        raise self._rng.unsupported(
-            "float(u): a lazy uniform has no value; compare it with a number instead "
-            "(u < p / q, or u * q < p)")
-
-    def __int__(self) -> int:
-        raise self._rng.unsupported("int(u): a lazy uniform has no value")
-
-    def __index__(self) -> int:
-        raise self._rng.unsupported("using a uniform as an index")
-
-    def __bool__(self) -> bool:
-        raise self._rng.unsupported("truth value of a uniform; compare it with a number")
-
-    def __round__(self, ndigits: Any = None) -> Any:
-        raise self._rng.unsupported("round(u)")
-
-    def __floor__(self) -> Any:
-        raise self._rng.unsupported("math.floor(u)")
-
-    def __ceil__(self) -> Any:
-        raise self._rng.unsupported("math.ceil(u)")
-
-    def __abs__(self) -> Any:
-        raise self._rng.unsupported("abs(u)")
 
     def __repr__(self) -> str:
         name = f"u{self._state.index}"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from verifier.errors import InvalidArgument, UnsupportedOperation
-from verifier.exact.random_source import LazyToken
+from verifier.exact.random_source import LazyToken, UniformRefusals
 from verifier.modes.symbolic.signs import NEG, POS, ZERO
 from verifier.numbers import to_fraction
 
@@ -213,10 +213,11 @@ class UniformState:
         self.hi: Any = sympy.Integer(1)
 
 
-class SymbolicUniform:
+class SymbolicUniform(UniformRefusals):
     """``a * u + b`` for one lazy uniform u on [0, 1), with symbolic a and b."""
 
     __slots__ = ("_a", "_b", "_rng", "_state")
+    _rng: SymbolicRandom
     __array_ufunc__ = None
 
     def __init__(self, rng: SymbolicRandom, state: UniformState, a: Any, b: Any) -> None:
@@ -282,37 +283,6 @@ class SymbolicUniform:
 
     def __pos__(self) -> SymbolicUniform:
         return self
-
-    def __pow__(self, other: Any) -> Any:
-        raise self._rng.unsupported("'**' on a uniform (only affine expressions are exact)")
-
-    def __rpow__(self, other: Any) -> Any:
-        raise self._rng.unsupported("'**' with a uniform exponent")
-
-    def __float__(self) -> float:
-        raise self._rng.unsupported(
-            "float(u): a lazy uniform has no value; compare it with a number instead")
-
-    def __int__(self) -> int:
-        raise self._rng.unsupported("int(u): a lazy uniform has no value")
-
-    def __index__(self) -> int:
-        raise self._rng.unsupported("using a uniform as an index")
-
-    def __bool__(self) -> bool:
-        raise self._rng.unsupported("truth value of a uniform; compare it with a number")
-
-    def __round__(self, ndigits: Any = None) -> Any:
-        raise self._rng.unsupported("round(u)")
-
-    def __floor__(self) -> Any:
-        raise self._rng.unsupported("math.floor(u)")
-
-    def __ceil__(self) -> Any:
-        raise self._rng.unsupported("math.ceil(u)")
-
-    def __abs__(self) -> Any:
-        raise self._rng.unsupported("abs(u)")
 
     __hash__ = object.__hash__
 
