@@ -14,7 +14,14 @@ from verifier.exact.tree import Budget
 from verifier.numbers import as_distribution, check_same_vocabulary
 from verifier.tables import omit_identical, render_table, signed
 
-__all__ = ["Comparison", "Verdict", "check_sampler", "compare_laws", "format_table"]
+__all__ = [
+    "ComparedVerdict",
+    "Comparison",
+    "Verdict",
+    "check_sampler",
+    "compare_laws",
+    "format_table",
+]
 
 
 def _is_valid(outcome: Hashable, vocab_size: int) -> bool:
@@ -67,9 +74,29 @@ class Comparison:
         return tuple(o for o in self.actual if not _is_valid(o, self.vocab_size))
 
 
+class ComparedVerdict:
+    """What every verdict reads off its exact comparison (``None`` after a crash)."""
+
+    __slots__ = ()
+    comparison: Any
+    crash: SamplerFailure | None
+
+    @property
+    def actual(self) -> Distribution | None:
+        return None if self.comparison is None else self.comparison.actual
+
+    @property
+    def tv(self) -> Fraction | None:
+        return None if self.comparison is None else self.comparison.tv
+
+    def crash_reason(self) -> str:
+        """The one-line reason of a crash on valid input."""
+        return f"crash on valid input: {str(self.crash).splitlines()[0]}"
+
+
 @final
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(ComparedVerdict):
     """Whether a sampler preserved p on one exact (p, q), with the evidence.
 
     ``passed`` is True only when the full exact law equals p.  When the
@@ -91,18 +118,10 @@ class Verdict:
         return Distribution.from_probabilities(self.p)
 
     @property
-    def actual(self) -> Distribution | None:
-        return None if self.comparison is None else self.comparison.actual
-
-    @property
-    def tv(self) -> Fraction | None:
-        return None if self.comparison is None else self.comparison.tv
-
-    @property
     def reason(self) -> str:
         """One line: why it failed (or 'preserves p')."""
         if self.crash is not None:
-            return f"crash on valid input: {str(self.crash).splitlines()[0]}"
+            return self.crash_reason()
         assert self.comparison is not None
         c = self.comparison
         if c.equal:

@@ -10,7 +10,7 @@ from typing import Any, final
 from verifier.distribution import Distribution
 from verifier.errors import SamplerFailure
 from verifier.exact.tree import Budget
-from verifier.exact.verdict import compare_laws
+from verifier.exact.verdict import ComparedVerdict, compare_laws
 from verifier.steps.decode import (
     CacheDivergence,
     DecodeRun,
@@ -118,7 +118,7 @@ def compare_decodes(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, 
 
 @final
 @dataclass(frozen=True)
-class StepVerdict:
+class StepVerdict(ComparedVerdict):
     """Whether a decoding step preserved the target's joint law over ``horizon`` tokens.
 
     ``passed`` only after the full exact comparison, with no cache divergence
@@ -148,18 +148,10 @@ class StepVerdict:
         return None if self.comparison is None else self.comparison.expected
 
     @property
-    def actual(self) -> Distribution | None:
-        return None if self.comparison is None else self.comparison.actual
-
-    @property
-    def tv(self) -> Fraction | None:
-        return None if self.comparison is None else self.comparison.tv
-
-    @property
     def reason(self) -> str:
         """One line: why it failed (or that it preserves the target)."""
         if self.crash is not None:
-            return f"crash on valid input: {str(self.crash).splitlines()[0]}"
+            return self.crash_reason()
         parts = []
         if self.cache_divergence is not None:
             parts.append(f"cache not in step with the output: {self.cache_divergence}")
