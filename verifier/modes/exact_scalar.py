@@ -22,7 +22,7 @@ from typing import Any
 
 from verifier.errors import MissingDependency
 
-__all__ = ["ExactScalar", "exact_inputs", "float_casts", "numpy_module"]
+__all__ = ["ExactScalar", "exact_inputs", "float_casts", "numpy_module", "torch_module"]
 
 _CASTS: ContextVar[list[str] | None] = ContextVar("specexact_float_casts", default=None)
 
@@ -35,6 +35,17 @@ def numpy_module(purpose: str) -> Any:
         msg = f"{purpose} needs numpy; install it with: pip install numpy"
         raise MissingDependency(msg) from None
     return numpy
+
+
+def torch_module(purpose: str) -> Any:
+    """Import torch, or raise :class:`MissingDependency` saying what needs it."""
+    try:
+        import torch
+    except ImportError:
+        msg = (f"{purpose} needs torch (the CPU build is enough); install it with "
+               "'pip install torch' or the 'torch' extra of specexact")
+        raise MissingDependency(msg) from None
+    return torch
 
 
 @contextlib.contextmanager

@@ -44,6 +44,7 @@ __all__ = [
     "check_grid",
     "float_tolerance",
     "grid_tolerance",
+    "law_findings",
 ]
 
 #: Unit roundoff of each supported float format.
@@ -335,8 +336,9 @@ def _law(sampler: Sampler, make: Callable[[], tuple[Any, Any]], *, run: Run,
         return None, failure
 
 
-def _law_findings(law: Distribution | None, run: Run, p: tuple[Fraction, ...]
-                  ) -> list[Finding]:
+def law_findings(law: Distribution | None, run: Run, p: tuple[Fraction, ...]
+                 ) -> list[Finding]:
+    """The findings no rounding explains in one run's law: invalid ids, mass where p = 0."""
     if law is None:
         return []
     target = Distribution.from_probabilities(p)
@@ -439,7 +441,7 @@ def _judge(p: tuple[Fraction, ...],
                         f"the sampler raised on valid input: {str(crash).splitlines()[0]}",
                         crash) for run, crash in crashes]
     for run, law, _ in runs:
-        findings.extend(_law_findings(law, run, p))
+        findings.extend(law_findings(law, run, p))
     target = Distribution.from_probabilities(p)
     exact = laws["exact"]
     if exact is not None and exact != target:

@@ -13,19 +13,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from verifier.errors import InvalidArgument, MissingDependency
+from verifier.errors import InvalidArgument
+from verifier.modes.exact_scalar import torch_module
 
 __all__ = ["torch_sampler"]
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        msg = ("the torch adapter needs torch (the CPU build is enough); install it with "
-               "'pip install torch' or the 'torch' extra of specexact")
-        raise MissingDependency(msg) from None
-    return torch
 
 
 def torch_sampler(fn: Callable[[Any, Any, Any], Any], *, dtype: str = "float32"
@@ -38,7 +29,7 @@ def torch_sampler(fn: Callable[[Any, Any, Any], Any], *, dtype: str = "float32"
     one-element integer tensor result becomes an int; anything else is handed
     back untouched for the audit to reject.
     """
-    torch = _torch()
+    torch = torch_module("the torch adapter")
     if not callable(fn):
         msg = f"fn={fn!r} is not callable"
         raise InvalidArgument(msg)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from verifier.errors import MissingDependency
 from verifier.exact.tree import Budget
+from verifier.modes.exact_scalar import torch_module
 from verifier.modes.torch_exact.detect import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
 
 __all__ = [
@@ -31,12 +31,7 @@ __all__ = [
 
 
 def _need_torch() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        msg = ("torch exact mode needs torch (the CPU build is enough); install it with "
-               "'pip install torch' or the 'torch' extra of specexact")
-        raise MissingDependency(msg) from None
+    torch_module("torch exact mode")
 
 
 def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any],

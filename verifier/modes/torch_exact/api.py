@@ -28,7 +28,7 @@ from verifier.exact.engine import enumerate_law
 from verifier.exact.random_source import ExactRandom, LazyToken
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import compare_laws
-from verifier.modes.floats import Finding, FloatVerdict, grid_tolerance
+from verifier.modes.floats import Finding, FloatVerdict, grid_tolerance, law_findings
 from verifier.modes.torch_exact.session import UniformMode, session
 from verifier.modes.torch_exact.tensor import GRID_BITS, ExactTensor, as_exact, make, read_scalar
 from verifier.modes.torch_exact.unwrap import unwrap
@@ -191,21 +191,7 @@ def _findings(law: Distribution | None, crash: SamplerFailure | None, run: Any,
         first = str(crash).splitlines()[0]
         return [Finding("crash", run, _ZERO, f"the sampler raised on valid input: {first}",
                         crash)]
-    assert law is not None
-    c = compare_laws(Distribution.from_probabilities(target), law, len(target))
-    out = []
-    if c.invalid_mass:
-        shown = ", ".join(repr(o) for o in c.invalid_outcomes[:3])
-        out.append(Finding("invalid", run, c.invalid_mass,
-                           f"mass {c.invalid_mass} on values that are not tokens of the "
-                           f"vocabulary 0..{len(target) - 1} ({shown})"))
-    if c.support_violation:
-        tokens = [k for k in law if isinstance(k, int) and 0 <= k < len(target)
-                  and not target[k]]
-        out.append(Finding("support", run, c.support_violation,
-                           f"mass {c.support_violation} on tokens where p = 0 "
-                           f"({', '.join(map(str, tokens))})"))
-    return out
+    return law_findings(law, run, target)
 
 
 _ORDER = ("crash", "invalid", "support", "structural", "rounding-excess")
