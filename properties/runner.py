@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, Verbosity, given
 from hypothesis import settings as Settings
 
 from verifier.errors import BudgetExceeded, Undecided
+from verifier.exact.verdict import support_finding
 from verifier.validation import check_integer
 
 __all__ = [
@@ -97,24 +98,6 @@ class SearchResult:
         if self.status == "undecided":
             return f"UNDECIDED after {self.cases} exact cases: {self.error}\n{self.covered}"
         return f"{self.verdict}\nfound after {self.cases} exact cases. {self.covered}"
-
-
-def support_finding(verdict: Any) -> bool:
-    """Whether a verdict shows a finding that no rounding explains.
-
-    Used for a rule's *faithful variants* (the same code under float32 or
-    float64 uniforms, as ``torch.rand`` draws them): the grid moves each
-    acceptance probability by up to 2**-K, which is rounding, but a crash,
-    mass on a token the target gives probability 0, or an id outside the
-    vocabulary is a real bug whatever its size.
-    """
-    if verdict.passed:
-        return False
-    if verdict.crash is not None or getattr(verdict, "cache_divergence", None) is not None:
-        return True
-    comparison = verdict.comparison
-    return comparison is not None and (comparison.support_violation > 0
-                                       or comparison.invalid_mass > 0)
 
 
 def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], Any]]

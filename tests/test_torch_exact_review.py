@@ -60,3 +60,35 @@ def test_the_normalised_race_still_fails_when_it_is_wrong():
 
     assert not check_torch_sampler(recover_from_p, ["1/5", "1/2", "3/10"],
                                    ["1/2", "3/10", "1/5"]).passed
+
+
+def strict_chain(ids, draft_probs, target_probs, *, inclusive=False):
+    k = ids.shape[1]
+    out = torch.full((1, k + 1), -1, dtype=torch.long)
+    for i in range(k):
+        x = ids[0, i]
+        u = torch.rand(1)
+        ratio = target_probs[0, i, x] / draft_probs[0, i, x]
+        if (u <= ratio) if inclusive else (u < ratio):
+            out[0, i] = x
+        else:
+            r = torch.clamp(target_probs[0, i] - draft_probs[0, i], min=0)
+            out[0, i] = torch.multinomial(r, 1)[0]
+            return out
+    out[0, k] = torch.multinomial(target_probs[0, k], 1)[0]
+    return out
+
+
+def inclusive_chain(ids, draft_probs, target_probs):
+    return strict_chain(ids, draft_probs, target_probs, inclusive=True)
+
+
+def test_the_pytest_helper_judges_chains_on_the_float32_grid_by_default():
+    assert_torch_preserves_target(strict_chain, signature="chain", vocab_sizes=(2, 2),
+                                  horizon=2, examples=2)
+    with pytest.raises(AssertionError, match=r"actual \{0: Fraction\(16777215, 16777216\)"):
+        assert_torch_preserves_target(inclusive_chain, signature="chain", vocab_sizes=(2, 2),
+                                      horizon=2, examples=2)
+    # the ideal uniform hides it, as documented
+    assert_torch_preserves_target(inclusive_chain, signature="chain", vocab_sizes=(2, 2),
+                                  horizon=2, examples=2, uniform="continuous")

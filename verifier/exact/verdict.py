@@ -21,6 +21,7 @@ __all__ = [
     "check_sampler",
     "compare_laws",
     "format_table",
+    "support_finding",
 ]
 
 
@@ -223,3 +224,21 @@ def tokens_only(law: Distribution) -> Distribution:
     if not any(isinstance(outcome, tuple) for outcome in law):
         return law
     return law.map(lambda o: InvalidToken(o) if isinstance(o, tuple) else o)
+
+
+def support_finding(verdict: Any) -> bool:
+    """Whether a verdict shows a finding that no rounding explains.
+
+    Used for a rule's *faithful variants* (the same code under float32 or
+    float64 uniforms, as ``torch.rand`` draws them): the grid moves each
+    acceptance probability by up to 2**-K, which is rounding, but a crash,
+    mass on a token the target gives probability 0, or an id outside the
+    vocabulary is a real bug whatever its size.
+    """
+    if verdict.passed:
+        return False
+    if verdict.crash is not None or getattr(verdict, "cache_divergence", None) is not None:
+        return True
+    comparison = verdict.comparison
+    return comparison is not None and (comparison.support_violation > 0
+                                       or comparison.invalid_mass > 0)

@@ -17,6 +17,7 @@ from typing import Any
 
 from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
+from verifier.exact.verdict import support_finding
 from verifier.steps.models import random_model_pair
 from verifier.steps.verdict import check_step
 
@@ -85,7 +86,9 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
     ``signature="single"``: ``fn(p, q[, generator])`` (``uniform`` defaults to
     ``"dtype"``: grid rounding passes, support violations fail).
     ``"chain"``/``"hf"``: torch verifiers as steps (see ``torch_step``); the
-    step audit is exact, so ``uniform`` defaults to ``"continuous"``.
+    step audit is exact, so each case is judged with ``uniform="continuous"``
+    and, unless ``uniform`` is given, again with ``torch.rand`` on its dtype
+    grid for support violations and crashes only.
     Returns the number of audits run.  Undecidable audits raise
     :class:`~verifier.errors.Undecided` (the test errors, never passes).
     """
@@ -106,6 +109,10 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
     from verifier.modes.torch_exact.steps import torch_step
     step = torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
                       uniform=uniform or "continuous")
+    # By default also torch.rand on its dtype grid, judged for what no rounding
+    # explains (mass where the target has none, crashes), as the CLI audit does.
+    grid = torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
+                      uniform="dtype") if uniform is None else None
     count = 0
     for v in sizes:
         for kind in _KINDS:
@@ -114,6 +121,10 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
             for s in range(seed, seed + max(1, examples // 2)):
                 target, draft = random_model_pair(v, s, kind=kind)
                 step_verdict = check_step(step, target, draft, horizon, budget=budget)
+                if step_verdict.passed and grid is not None:
+                    on_grid = check_step(grid, target, draft, horizon, budget=budget)
+                    if support_finding(on_grid):
+                        step_verdict = on_grid
                 count += 1
                 if not step_verdict.passed:
                     msg = (f"{getattr(fn, '__name__', fn)} ({signature}, gamma={gamma}) "
