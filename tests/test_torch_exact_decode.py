@@ -77,3 +77,61 @@ def test_naive_loop_fails() -> None:
     law = torch_decode_distribution(naive_loop, target, draft, max_new_tokens=1)
     # min(p, q) + (1 - A) p with A = 2/3
     assert law[(0,)] == F(1, 3) + F(1, 3) * F(1, 3)
+
+
+def cached_loop(input_ids: torch.Tensor, draft_model: Any, target_model: Any,
+                max_new_tokens: int, gamma: int = 2, rollback: bool = True) -> torch.Tensor:
+    """A loop that keeps the target's context in a cache of ids (a stand-in for a KV cache
+    that is extended with the drafts and must be cropped back after a rejection)."""
+    start = input_ids.shape[1]
+    cache = input_ids.clone()  # what the target "has seen"
+    while input_ids.shape[1] < start + max_new_tokens:
+        n = input_ids.shape[1]
+        cur, qs = input_ids, []
+        for _ in range(gamma):
+            q = _probs(draft_model, cur)
+            x = torch.multinomial(q, 1)
+            qs.append(q[0])
+            cur = torch.cat([cur, x], dim=1)
+        cache = torch.cat([cache, cur[:, n:]], dim=1)  # the target is fed the drafts
+        out = target_model(cache)
+        logits = out.logits if hasattr(out, "logits") else out
+        p = torch.softmax(logits[0, -gamma - 1:, :], dim=-1)
+        accepted = 0
+        for i in range(gamma):
+            x = cur[0, n + i]
+            if torch.rand(1) < p[i, x] / qs[i][x]:
+                accepted += 1
+            else:
+                break
+        if accepted == gamma:
+            nxt = torch.multinomial(p[gamma], 1)
+        else:
+            r = torch.clamp(p[accepted] - qs[accepted], min=0)
+            nxt = torch.multinomial(r / r.sum(), 1)
+        input_ids = torch.cat([cur[:, : n + accepted], nxt.view(1, 1)], dim=1)
+        # rolled back: the rejected drafts are cropped; not: they stay in the cache
+        cache = input_ids if rollback else torch.cat([cache, nxt.view(1, 1)], dim=1)
+    return input_ids
+
+
+def stale_cache_loop(input_ids: torch.Tensor, draft_model: Any, target_model: Any,
+                     max_new_tokens: int) -> torch.Tensor:
+    """Bug: the cache keeps the rejected drafts (never rolled back)."""
+    return cached_loop(input_ids, draft_model, target_model, max_new_tokens, rollback=False)
+
+
+def test_a_rolled_back_cache_preserves_the_target() -> None:
+    for seed in (0, 1):
+        target, draft = random_model_pair(2, seed=seed)
+        comparison = check_torch_decode(cached_loop, target, draft, max_new_tokens=3)
+        assert comparison.equal, comparison.difference
+
+
+def test_a_cache_that_is_not_rolled_back_is_caught() -> None:
+    # The target's next row depends on the last token: a stale context shows.
+    target = TableModel({(0, 0): [F(1, 4), F(3, 4)], (0, 1): [F(3, 4), F(1, 4)]},
+                        default=[F(1, 2), F(1, 2)])
+    draft = TableModel({}, default=[F(2, 3), F(1, 3)])
+    comparison = check_torch_decode(stale_cache_loop, target, draft, max_new_tokens=3)
+    assert not comparison.equal
