@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from counterexamples.samplers import textbook
@@ -61,3 +63,39 @@ def test_jobs_never_change_the_report(target, capsys):
         code = main(["audit", target, "--json", "--examples", "20", "--jobs", jobs])
         reports.append((code, capsys.readouterr().out))
     assert reports[0] == reports[1]
+
+
+def test_tiny_support_masses_print_compactly_and_stay_exact_in_json(capsys):
+    import json
+    from fractions import Fraction
+
+    from verifier.doors.cli import main
+    from verifier.tables import exact_text
+
+    assert exact_text(Fraction(1, 2**126)) == "2^-126 ~ 1.18e-38"
+    assert exact_text(Fraction(3, 2**126)) == "3*2^-126 ~ 3.53e-38"
+    assert exact_text(Fraction(1, 2**24)) == "1/16777216"  # short ones stay whole
+    assert exact_text(Fraction(1, 3**60)) == "~2.36e-29"
+
+    def floor(p, q, rng):  # a residual floor at float32's smallest normal, as an engine has it
+        x = rng.categorical(q)
+        if rng.random() * q[x] < p[x]:
+            return x
+        tiny = Fraction(1, 2**126)
+        return rng.categorical([max(a - b, tiny) for a, b in zip(p, q, strict=True)])
+
+    import types
+    module = types.ModuleType("tiny_floor")
+    module.floor = floor
+    sys.modules["tiny_floor"] = module
+    try:
+        assert main(["audit", "tiny_floor:floor", "--examples", "0"]) == 1
+        text = capsys.readouterr().out
+        # the mass is 1/(2^126 + 1) after normalisation: shown by its value
+        assert "mass ~1.18e-38 on tokens where p = 0" in text
+        assert "85070591730234615865843651857942052865" not in text.split("TV(actual")[0]
+        assert main(["audit", "tiny_floor:floor", "--examples", "0", "--json"]) == 1
+        data = json.loads(capsys.readouterr().out)
+        assert "/" in data["counterexample"]["support_violation"]
+    finally:
+        del sys.modules["tiny_floor"]

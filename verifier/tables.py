@@ -19,7 +19,13 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Literal
 
-__all__ = ["IDENTICAL_ROWS_SHOWN", "omit_identical", "render_table", "signed"]
+__all__ = [
+    "IDENTICAL_ROWS_SHOWN",
+    "exact_text",
+    "omit_identical",
+    "render_table",
+    "signed",
+]
 
 #: Rows without a difference shown before the rest are cut (unless verbose).
 IDENTICAL_ROWS_SHOWN = 3
@@ -27,9 +33,36 @@ IDENTICAL_ROWS_SHOWN = 3
 Row = Sequence[str]
 
 
+#: Fractions longer than this print compactly in human text (JSON keeps them exact).
+LONG_FRACTION = 24
+
+
+def exact_text(x: Fraction | int) -> str:
+    """An exact number for people: ``1/9`` as it is, ``2^-126 ~ 1.18e-38`` when it is long.
+
+    Short fractions are printed whole.  A long one with a power-of-two
+    denominator (what float code produces) prints as ``n*2^-k ~ value``,
+    which is still exact; any other long one by its value to 3 significant
+    digits after ``~`` (a 40-digit fraction is unreadable).  JSON reports
+    always hold the fraction itself.
+    """
+    x = Fraction(x)
+    text = str(x)
+    if len(text) <= LONG_FRACTION:
+        return text
+    d = x.denominator
+    if d & (d - 1) == 0:  # a power of two
+        k = d.bit_length() - 1
+        n = x.numerator
+        head = f"2^-{k}" if n == 1 else (f"-2^-{k}" if n == -1 else f"{n}*2^-{k}")
+        if len(head) <= LONG_FRACTION:
+            return f"{head} ~ {float(x):.3g}"
+    return f"~{float(x):.3g}"
+
+
 def signed(x: Fraction) -> str:
     """A difference with its sign: ``+1/9``, ``-1/9``, and ``0`` for none."""
-    return "0" if x == 0 else (f"+{x}" if x > 0 else str(x))
+    return "0" if x == 0 else (f"+{exact_text(x)}" if x > 0 else exact_text(x))
 
 
 def render_table(header: Row, rows: Sequence[Row], *,

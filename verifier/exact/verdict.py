@@ -12,7 +12,7 @@ from verifier.errors import SamplerFailure
 from verifier.exact.engine import Sampler, output_distribution
 from verifier.exact.tree import Budget
 from verifier.numbers import as_distribution, check_same_vocabulary
-from verifier.tables import omit_identical, render_table, signed
+from verifier.tables import exact_text, omit_identical, render_table, signed
 
 __all__ = [
     "ComparedVerdict",
@@ -129,10 +129,11 @@ class Verdict(ComparedVerdict):
             return "preserves p exactly"
         parts = []
         if c.invalid_mass:
-            parts.append(f"mass {c.invalid_mass} on ids outside the vocabulary or non-tokens")
+            parts.append(f"mass {exact_text(c.invalid_mass)} on ids outside the vocabulary "
+                         "or non-tokens")
         if c.support_violation:
-            parts.append(f"mass {c.support_violation} on tokens where p = 0")
-        parts.append(f"biased, TV = {c.tv}")
+            parts.append(f"mass {exact_text(c.support_violation)} on tokens where p = 0")
+        parts.append(f"biased, TV = {exact_text(c.tv)}")
         return "; ".join(parts)
 
     def table(self, *, verbose: bool = True) -> str:
@@ -163,15 +164,15 @@ def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
         inside = isinstance(k, int) and 0 <= k < len(p)
         idx = k if isinstance(k, int) else 0
         pk = p[idx] if inside else Fraction(0)
-        qk = str(q[idx]) if inside and q is not None else ""
+        qk = exact_text(q[idx]) if inside and q is not None else ""
         act = actual.get(k, Fraction(0)) if actual is not None else None
         label = str(k) if not isinstance(k, InvalidToken) else repr(k)
         if inside:
             label = str(k)
         elif isinstance(k, int):
             label = f"{k} (outside vocabulary)"
-        rows.append((label, str(pk) if inside else "", qk, str(pk),
-                     "" if act is None else str(act),
+        rows.append((label, exact_text(pk) if inside else "", qk, exact_text(pk),
+                     "" if act is None else exact_text(act),
                      "" if act is None else signed(act - pk)))
         same.append(act is not None and act == pk)
     shown, footer = omit_identical(rows, same, verbose=verbose, what="tokens")

@@ -23,7 +23,7 @@ from verifier.steps.decode import (
     law_by_prefix,
 )
 from verifier.steps.models import format_prefix
-from verifier.tables import omit_identical, render_table, signed
+from verifier.tables import exact_text, omit_identical, render_table, signed
 from verifier.witness import step_witness_json
 
 __all__ = ["DecodeComparison", "StepVerdict", "check_step", "compare_decodes"]
@@ -159,9 +159,9 @@ class StepVerdict(ComparedVerdict):
         assert c is not None
         if not c.equal:
             first = c.first_difference
-            parts.append(f"joint law of {self.horizon} tokens biased, TV = {c.tv}; first "
-                         f"differs at {first}: expected {c.first_expected}, actual "
-                         f"{c.first_actual}")
+            parts.append(f"joint law of {self.horizon} tokens biased, "
+                         f"TV = {exact_text(c.tv)}; first differs at {first}: expected "
+                         f"{exact_text(c.first_expected)}, actual {exact_text(c.first_actual)}")
         return "; ".join(parts) or f"preserves the target's joint law over {self.horizon} tokens"
 
     def table(self, *, verbose: bool = True) -> str:
@@ -176,7 +176,7 @@ class StepVerdict(ComparedVerdict):
             keys = list(e) + [k for k in a if k not in e]
             for k in sorted(keys):  # type: ignore[type-var]
                 pe, pa = e.prob(k), a.prob(k)
-                rows.append((format_prefix(k), str(pe), str(pa), signed(pa - pe)))  # type: ignore[arg-type]
+                rows.append((format_prefix(k), exact_text(pe), exact_text(pa), signed(pa - pe)))  # type: ignore[arg-type]
                 same.append(pe == pa)
         shown, footer = omit_identical(rows, same, verbose=verbose, what="sequences")
         return render_table(("sequence", "expected", "actual", "actual - expected"), shown,
