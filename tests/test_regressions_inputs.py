@@ -99,3 +99,34 @@ def test_tiny_support_masses_print_compactly_and_stay_exact_in_json(capsys):
         assert "/" in data["counterexample"]["support_violation"]
     finally:
         del sys.modules["tiny_floor"]
+
+
+def test_a_bare_exception_shows_its_type_and_no_empty_columns(capsys):
+    import types
+
+    from verifier import SamplerRaised
+    from verifier.doors.cli import main
+
+    def bare(p, q, rng):
+        x = rng.categorical(q)
+        if x == 1:
+            raise RuntimeError()
+        return x
+
+    with pytest.raises(SamplerRaised) as info:
+        output_distribution(bare, ["1/2", "1/2"], ["1/2", "1/2"])
+    assert "raised RuntimeError (no message)" in str(info.value)
+    assert "token #1 == 1: True" in str(info.value)  # the choices that led there
+
+    module = types.ModuleType("bare_rule")
+    module.bare = bare
+    sys.modules["bare_rule"] = module
+    try:
+        assert main(["audit", "bare_rule:bare", "--examples", "0"]) == 1
+        text = capsys.readouterr().out
+    finally:
+        del sys.modules["bare_rule"]
+    assert "RuntimeError (no message)" in text
+    assert "RuntimeError: \n" not in text
+    assert "(no output law: the code crashed on this input)" in text
+    assert "actual - expected" not in text

@@ -32,6 +32,7 @@ __all__ = [
     "SpecexactError",
     "Undecided",
     "UnsupportedOperation",
+    "describe_exception",
 ]
 
 
@@ -121,3 +122,10 @@ def _show(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_show(v) for v in value) + ")"
     return repr(value)
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"ValueError: bad row"``, or ``"RuntimeError (no message)"`` for a bare one."""
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else f"{name} (no message)"

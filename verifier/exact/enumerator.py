@@ -30,7 +30,13 @@ from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from verifier.errors import HiddenRandomness, SamplerFailure, SamplerRaised, Undecided
+from verifier.errors import (
+    HiddenRandomness,
+    SamplerFailure,
+    SamplerRaised,
+    Undecided,
+    describe_exception,
+)
 from verifier.exact.guards import installed, swap_reporter
 from verifier.exact.random_source import ExactRandom, LazyToken
 from verifier.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
@@ -180,7 +186,7 @@ class _Run:
             try:
                 return run(rng)
             except Exception as exc:
-                msg = f"the code under test raised {type(exc).__name__}: {exc}"
+                msg = f"the code under test raised {describe_exception(exc)}"
                 if explain is not None:
                     msg += explain(exc)
                 if _proxy_refused(exc):
@@ -191,7 +197,7 @@ class _Run:
                     # proxy, not the code, lacked the operation: no verdict.
                     raise rng.unsupported(
                         f"the code used a lazy random value where Python wanted a plain "
-                        f"number ({type(exc).__name__}: {exc})") from exc
+                        f"number ({describe_exception(exc)})") from exc
                 raise SamplerRaised(msg, context=context, path=chooser.describe()) from exc
             finally:
                 swap_reporter(previous)

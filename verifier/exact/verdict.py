@@ -175,6 +175,9 @@ def format_table(p: Sequence[Fraction], q: Sequence[Fraction] | None,
                      "" if act is None else exact_text(act),
                      "" if act is None else signed(act - pk)))
         same.append(act is not None and act == pk)
+    if actual is None:  # a crash: there is no output law to show, only the input
+        return render_table(("token", "p", "q"), [r[:3] for r in rows],
+                            footer=["(no output law: the code crashed on this input)"])
     shown, footer = omit_identical(rows, same, verbose=verbose, what="tokens")
     return render_table(("token", "p", "q", "expected", "actual", "actual - expected"), shown,
                         footer=footer)

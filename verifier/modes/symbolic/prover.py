@@ -33,7 +33,13 @@ from typing import Any
 import sympy
 
 from verifier.distribution import Distribution, InvalidToken
-from verifier.errors import InvalidArgument, SamplerFailure, Undecided, UnsupportedOperation
+from verifier.errors import (
+    InvalidArgument,
+    SamplerFailure,
+    Undecided,
+    UnsupportedOperation,
+    describe_exception,
+)
 from verifier.exact.engine import output_distribution
 from verifier.exact.random_source import LazyToken
 from verifier.exact.tree import Budget, ChoiceTree, Chooser
@@ -354,7 +360,7 @@ class _Prover:
             x = next((y for y in space.random_points(crash.region, 60, self.rng)
                       if space.contains(crash.region, y)), None)
         if x is None:
-            msg = (f"the sampler raised {type(crash.error).__name__}: {crash.error} on "
+            msg = (f"the sampler raised {describe_exception(crash.error)} on "
                    f"symbolic p and q in the region {' and '.join(map(str, crash.region))}, "
                    "where no concrete point could be found")
             raise Undecided(msg) from crash.error
@@ -366,7 +372,7 @@ class _Prover:
         except SamplerFailure as failure:
             cell = tuple(c for c in crash.region)
             return Case(cell, {}, {}, point, None, str(failure).splitlines()[0], 0)
-        msg = (f"the sampler raised {type(error).__name__}: {error} on symbolic p and q "
+        msg = (f"the sampler raised {describe_exception(error)} on symbolic p and q "
                f"(after {'; '.join(crash.path) or 'no choices'}) but not at the concrete "
                f"point p={_show(point[0])}, q={_show(point[1])}; the symbolic engine "
                "cannot follow this code")

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from verifier.errors import SpecexactError
+from verifier.errors import SpecexactError, describe_exception
 from verifier.modes.torch_exact.ops_elementwise import where
 from verifier.modes.torch_exact.ops_shape import t_, write_into
 from verifier.modes.torch_exact.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES
@@ -93,7 +93,7 @@ def _call(impl: Any, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
         # A shape mismatch torch would report as RuntimeError, or a failure of the
         # exact implementation: either way no verdict rather than a wrong one.
         raise unsupported(f"torch.{name} on these arguments (the exact implementation "
-                          f"raised {type(error).__name__}: {error})") from error
+                          f"raised {describe_exception(error)})") from error
 
 
 def _shape_of_call(args: Any, kwargs: dict[str, Any]) -> str:
