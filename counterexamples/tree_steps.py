@@ -168,7 +168,7 @@ def block_verification(target: Any, draft: Any, prefix: tuple[int, ...], rng: An
 
     P_0 = 1, P_i = min(1, P_{i-1} p_i(x_i)/q_i(x_i)); h_i = s_i/(s_i + 1 - P_i)
     with s_i = sum_x max(P_i p_{i+1}(x) - q_{i+1}(x), 0) for i < gamma and
-    h_gamma = P_gamma.  tau is the largest i whose coin eta_i <= h_i; then
+    h_gamma = P_gamma.  tau is the largest i whose coin eta_i < h_i; then
     the bonus from p_{gamma+1} if tau = gamma, else a token from
     norm(max(P_tau p_{tau+1} - q_{tau+1}, 0)).
     ``weighted=False`` is the bug: the residual without its P_tau weight.
@@ -195,7 +195,8 @@ def block_verification(target: Any, draft: Any, prefix: tuple[int, ...], rng: An
     h.append(weights[gamma])
     tau = 0
     for i in range(gamma, 0, -1):
-        if rng.random() <= h[i - 1]:
+        # strict: with a float32 uniform (0 included) `<=` would pass a coin h = 0
+        if rng.random() < h[i - 1]:
             tau = i
             break
     if tau == gamma:

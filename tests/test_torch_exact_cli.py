@@ -168,8 +168,7 @@ def test_default_chain_audit_sees_the_float32_zero(tmp_path: Path) -> None:
 
 
 def test_torch_flags_without_torch_are_refused(module: Path) -> None:
-    for flags in (("--signature", "chain"), ("--uniform", "continuous"),
-                  ("--dtype", "float64")):
+    for flags in (("--signature", "chain"), ("--dtype", "float64")):
         code, _, err = run("audit", f"{module}:textbook", *flags)
         assert code == 2
         assert "add --torch" in err

@@ -16,9 +16,10 @@ from fractions import Fraction
 from typing import Any, Literal, final
 
 from verifier.distribution import Distribution
-from verifier.errors import InvalidArgument, Undecided
+from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
-from verifier.exact.verdict import Verdict
+from verifier.exact.verdict import Verdict, check_sampler
+from verifier.steps.verdict import check_step
 from verifier.validation import (
     check_choice,
     check_integer,
@@ -45,6 +46,8 @@ Kind = Literal["sampler", "step"]
 DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 4), "step": (2, 3)}
 DEFAULT_HORIZON = 3
 DEFAULT_SEED = 0
+#: The grid every default audit also checks: torch.rand in float32, k / 2**24.
+FLOAT32_UNIFORM_BITS = 24
 
 
 @final
@@ -78,6 +81,10 @@ class AuditOptions:
     #: passes, for crashes, support violations and invalid ids only: pairs
     #: ``(variant, uniform_bits)``, e.g. torch code under float32 ``torch.rand``.
     support_variants: tuple[tuple[Any, int | None], ...] = ()
+    #: With no ``uniform_bits`` and no ``support_variants``: judge each case passing
+    #: exactly again with ``rng.random()`` on the float32 grid (as torch.rand draws
+    #: it), for crashes and mass where the target has none.  False: ideal uniform only.
+    grid_check: bool = True
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", ("sampler", "step"))
@@ -95,6 +102,7 @@ class AuditOptions:
         check_type(self.arrays, "arrays", bool, "True or False")
         check_type(self.support_variants, "support_variants", tuple,
                    "a tuple of (callable, uniform_bits or None) pairs")
+        check_type(self.grid_check, "grid_check", bool, "True or False")
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
@@ -402,6 +410,15 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                               "progress": progress}
     if opts.examples is not None:
         kwargs["examples"] = opts.examples
+    variants = opts.support_variants
+    note = ""
+    if not variants and opts.grid_check and opts.uniform_bits is None and opts.floats is None:
+        # Faithful by default: rng.random() as torch.rand draws a float32, the grid
+        # k / 2**24 with 0 included, where `u <= p / q` accepts a token with p = 0.
+        variants = ((fn, FLOAT32_UNIFORM_BITS),)
+        note = (" Each case passing exactly was run again with rng.random() on the "
+                "float32 grid k/2^24 (0 included, as torch.rand draws it) and judged for "
+                "crashes and mass where the target has none.")
     if opts.floats is not None:
         from properties import search_floats
 
@@ -411,21 +428,25 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         from properties import search_sampler
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits,
-                                support_variants=opts.support_variants, **kwargs)
+                                support_variants=variants, **kwargs)
     else:
         from properties import search_step
 
         result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
                              one_hot_target=opts.one_hot_target,
-                             support_variants=opts.support_variants, **kwargs)
+                             support_variants=variants, **kwargs)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):
             raise error
         msg = f"the audit of {label} could not reach a verdict: {result.covered}"
         raise Undecided(msg)
+    covered = result.covered + note
+    if note and result.status == "fail" and _only_on_the_grid(fn, opts, result):
+        covered += (" The failure shows only under float32 uniforms (rng.random() on "
+                    "k/2^24, as torch.rand draws it), not with an ideal uniform.")
     if result.status == "pass":
-        return AuditResult(opts.kind, label, opts, result.cases, None, result.covered)
+        return AuditResult(opts.kind, label, opts, result.cases, None, covered)
     found: Counterexample
     if opts.floats is not None:
         found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
@@ -433,7 +454,21 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         found = _sampler_counterexample(result)
     else:
         found = _step_counterexample(result)
-    return AuditResult(opts.kind, label, opts, result.cases, found, result.covered)
+    return AuditResult(opts.kind, label, opts, result.cases, found, covered)
+
+
+def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any) -> bool:
+    """Whether the witness passes with an ideal uniform (its failure is the grid's)."""
+    witness = result.witness
+    if witness is None:
+        return False
+    try:
+        if opts.kind == "sampler":
+            return check_sampler(fn, witness.p, witness.q, budget=opts.budget).passed
+        return check_step(fn, witness.target, witness.draft, witness.horizon,
+                          budget=opts.budget).passed
+    except SpecexactError:  # no verdict with the ideal uniform: say nothing more
+        return False
 
 
 def _sampler_counterexample(result: Any) -> SamplerCounterexample:

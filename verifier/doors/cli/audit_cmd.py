@@ -101,10 +101,10 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
         return numpy_rng_sampler(fn), "sampler", ()
     if not getattr(args, "torch", False):
         set_flags = [flag for flag, value, default in (
-            ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"),
-            ("--uniform", args.uniform, "dtype")) if value != default]
+            ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"))
+            if value != default]
         if set_flags:
-            msg = f"{', '.join(set_flags)} apply to torch code: add --torch"
+            msg = f"{', '.join(set_flags)} applies to torch code: add --torch"
             raise InvalidArgument(msg)
         reason = torch_randomness_reason(fn) if kind == "sampler" else None
         if reason is not None:
@@ -140,7 +140,8 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
 
         with _quiet_stdout(args.json, err):
             return statistical_audit_command(fn, target, args, out=out, err=err)
-    options = replace(options_from_args(args, kind), support_variants=variants)
+    options = replace(options_from_args(args, kind), support_variants=variants,
+                      grid_check=args.uniform == "dtype")
     if args.floats or args.uniform_bits is not None:
         from verifier.doors.cli.modes_cmd import float_audit
 

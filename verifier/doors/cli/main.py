@@ -165,11 +165,12 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
                             help="dtype of the probability tensors handed to the code "
                                  "(default float32)")
     torch_mode.add_argument("--uniform", choices=("dtype", "continuous"), default="dtype",
-                            help="dtype (default): torch.rand is its dtype's grid k / 2**K "
-                                 "with 0 included, as real torch draws it; every case is "
-                                 "judged exactly with an ideal uniform and again on the "
-                                 "grid for support violations and crashes (grid rounding "
-                                 "passes); continuous: the ideal uniform only")
+                            help="dtype (default): every case is judged exactly with an "
+                                 "ideal uniform and again with the uniform on its float "
+                                 "grid k / 2**K, 0 included, as torch.rand draws it (float32 "
+                                 "for rng.random()), for support violations and crashes "
+                                 "(grid rounding passes); continuous: the ideal uniform "
+                                 "only")
     stats = audit.add_argument_group(
         "black-box statistical audit",
         "For samplers that use their own randomness: fn(p, q, rng) gets numpy float64 "
