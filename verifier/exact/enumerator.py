@@ -38,7 +38,7 @@ from verifier.errors import (
     describe_exception,
 )
 from verifier.exact.guards import installed, swap_reporter
-from verifier.exact.random_source import ExactRandom, LazyToken
+from verifier.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
 from verifier.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
 
 __all__ = ["GlobalRandomWatch", "Slot", "enumerate_outcomes"]
@@ -185,6 +185,8 @@ class _Run:
             previous = swap_reporter(report)
             try:
                 return run(rng)
+            except ForeignRandomAPI:
+                raise  # written for another random API: no verdict, the mode that fits
             except Exception as exc:
                 msg = f"the code under test raised {describe_exception(exc)}"
                 if explain is not None:

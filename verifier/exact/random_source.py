@@ -28,6 +28,7 @@ from verifier.validation import check_optional_integer
 
 __all__ = [
     "ExactRandom",
+    "ForeignRandomAPI",
     "LazyToken",
     "LazyUniform",
     "RowSource",
@@ -638,6 +639,10 @@ numbers.Integral.register(LazyToken)
 # --------------------------------------------------------------------------
 
 
+class ForeignRandomAPI(UnsupportedOperation, AttributeError):
+    """The code used ``rng`` as another library's generator (numpy, random, torch)."""
+
+
 #: Methods of other random APIs a sampler may have been written against.
 _OTHER_APIS: dict[str, str] = {
     **dict.fromkeys(("choice", "integers", "uniform", "exponential", "gumbel",
@@ -723,11 +728,11 @@ class ExactRandom:
         other = _OTHER_APIS.get(name)
         if other is None:
             raise AttributeError(name)
-        error = UnsupportedOperation(
+        # An AttributeError too, so hasattr(rng, "integers") stays False for code
+        # that supports both APIs; a call that escapes the code is "no verdict".
+        raise ForeignRandomAPI(
             f"the code called rng.{name}(), which is {other}, not specexact's rng "
             "(random, categorical, bernoulli); " + _OTHER_API_HINT[other])
-        self.chooser.record_error(error)
-        raise error
 
     def unsupported(self, what: str) -> UnsupportedOperation:
         error = UnsupportedOperation(f"unsupported operation on a lazy random value: {what}")
