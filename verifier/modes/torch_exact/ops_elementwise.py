@@ -27,7 +27,6 @@ from verifier.modes.torch_exact.kernels import (
     minimum_scalar,
     mod_kernel,
     mul_kernel,
-    nan_first,
     neg_kernel,
     pow_kernel,
     reciprocal_kernel,
@@ -250,24 +249,10 @@ def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> E
     dt = result_dtype(t, *(v for v in (min, max) if v is not None))
     out_t = cast(t, dt)
     if min is not None:
-        out_t = binary(_clamp_low, out_t, min, operand_dtype=dt)
+        out_t = binary(maximum_scalar, out_t, min, operand_dtype=dt)
     if max is not None:
-        out_t = binary(_clamp_high, out_t, max, operand_dtype=dt)
+        out_t = binary(minimum_scalar, out_t, max, operand_dtype=dt)
     return out_t
-
-
-def _clamp_low(x: Any, lo: Any) -> Any:
-    first = nan_first(x, lo)
-    if first is not None:
-        return first
-    return lo if bool(x < lo) else x
-
-
-def _clamp_high(x: Any, hi: Any) -> Any:
-    first = nan_first(x, hi)
-    if first is not None:
-        return first
-    return hi if bool(x > hi) else x
 
 
 def clamp_min(input: Any, min: Any) -> ExactTensor:
