@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
 from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
 from properties.properties import (
     acceptance_is_one_minus_tv,
@@ -24,6 +25,7 @@ from properties.properties import (
 from properties.runner import ExitReason, Phase
 from properties.search import (
     DEFAULT_SAMPLER_EXAMPLES,
+    DEFAULT_SAMPLER_VOCAB_SIZES,
     SamplerWitness,
     SearchResult,
     largest_tv,
@@ -33,12 +35,14 @@ from properties.search import (
 from properties.step_search import (
     DEFAULT_STEP_EXAMPLES,
     StepWitness,
+    choose_horizon,
     search_step,
     step_edge_cases,
 )
 from properties.step_strategies import STEP_MODEL_KINDS, model_pairs, model_specs
 from properties.strategies import (
     PAIR_FAMILIES,
+    TOKEN_RELATIONS,
     distributions,
     pipelines,
     pq_pairs,
@@ -49,18 +53,23 @@ from properties.strategies import (
 __all__ = [  # noqa: RUF022
     "DEFAULT_FLOAT_EXAMPLES",
     "DEFAULT_SAMPLER_EXAMPLES",
+    "DEFAULT_SAMPLER_VOCAB_SIZES",
     "DEFAULT_STEP_EXAMPLES",
     "EDGE_FAMILIES",
     "ExitReason",
+    "FLOAT_HAZARDS",
     "PAIR_FAMILIES",
     "Phase",
     "STEP_MODEL_KINDS",
     "SamplerWitness",
     "SearchResult",
     "StepWitness",
+    "TOKEN_RELATIONS",
     "acceptance_is_one_minus_tv",
+    "choose_horizon",
     "distributions",
     "efficiency_bounds_hold",
+    "float_hazard_pairs",
     "is_distribution_over_vocabulary",
     "largest_tv",
     "model_pairs",

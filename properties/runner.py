@@ -87,6 +87,8 @@ class SearchResult:
     covered: str
     phases: tuple[Phase, ...] = ()
     exit_reason: ExitReason = ExitReason.finished
+    #: Step searches: the horizon every case was judged at.
+    horizon: int | None = None
 
     @property
     def passed(self) -> bool:

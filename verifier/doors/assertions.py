@@ -115,7 +115,7 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
         horizon=merged.get("horizon") if kind == "step" else None,
         examples=merged.get("examples"),
         seed=merged.get("seed", 0),
-        uniform_bits=merged.get("uniform_bits") if kind == "sampler" else None,
+        uniform_bits=merged.get("uniform_bits"),
         budget=merged.get("budget"),
         settings=merged.get("settings"),
         stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
@@ -167,19 +167,24 @@ def assert_preserves_target(sampler: Callable[..., Any], *,
 def assert_step_preserves_target(step: Callable[..., Any], *,
                                  vocab_sizes: Any = None, horizon: int | None = None,
                                  examples: int | None = None, seed: int | None = None,
+                                 uniform_bits: int | None = None,
                                  budget: Budget | None = None, settings: Any = None,
                                  stateful: bool | None = None,
                                  one_hot_target: bool | None = None) -> AuditResult:
     """Audit ``step(target, draft, prefix, rng)`` over the joint law of ``horizon`` tokens.
 
-    Options as for :func:`assert_preserves_target`, plus ``horizon`` (default
-    3), ``stateful`` (hand the step :class:`~verifier.steps.models.CachedModel`
-    models and check their caches) and ``one_hot_target`` (one-hot target
-    rows only, for greedy rules).  Raises AssertionError with the minimal
+    Options as for :func:`assert_preserves_target`, plus ``horizon`` (default:
+    chosen from the step, see :func:`properties.search_step`), ``uniform_bits``
+    (judge each case exactly, and again with ``rng.random()`` on the K-bit
+    grid for crashes and mass where the target has none, instead of the
+    default float32 and float64 grids), ``stateful`` (hand the step
+    :class:`~verifier.steps.models.CachedModel` models and check their
+    caches) and ``one_hot_target`` (one-hot target rows only, for greedy
+    rules).  Raises AssertionError with the minimal
     models and the joint-law table.
     """
     __tracebackhide__ = True
     return _check(step, "step", {
         "vocab_sizes": vocab_sizes, "horizon": horizon, "examples": examples, "seed": seed,
-        "budget": budget, "settings": settings, "stateful": stateful,
-        "one_hot_target": one_hot_target})
+        "uniform_bits": uniform_bits, "budget": budget, "settings": settings,
+        "stateful": stateful, "one_hot_target": one_hot_target})

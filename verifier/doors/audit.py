@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, final
@@ -18,7 +18,7 @@ from typing import Any, Literal, final
 from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
-from verifier.exact.verdict import Verdict, check_sampler
+from verifier.exact.verdict import Verdict, check_sampler, support_finding
 from verifier.steps.verdict import check_step
 from verifier.validation import (
     check_choice,
@@ -42,12 +42,22 @@ __all__ = [
 
 Kind = Literal["sampler", "step"]
 
-#: Defaults of the contract: vocabularies 2..4 for samplers, 2..3 with horizon 3 for steps.
-DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 4), "step": (2, 3)}
+#: Default vocabularies: 2..5 for samplers (5 is the smallest size where a residual has
+#: four positive entries next to a zero), 2..3 for steps, whose horizon is chosen from
+#: the step itself (see :func:`properties.search_step`) unless given.
+DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 5), "step": (2, 3)}
+#: The horizon of torch ``decode`` loops (max_new_tokens) when none is given; step
+#: searches choose theirs from the step (:func:`properties.search_step`).
 DEFAULT_HORIZON = 3
 DEFAULT_SEED = 0
 #: The grid every default audit also checks: torch.rand in float32, k / 2**24.
 FLOAT32_UNIFORM_BITS = 24
+#: ... and numpy's ``Generator.random()`` / torch.rand in float64, k / 2**53.
+FLOAT64_UNIFORM_BITS = 53
+_GRID_NAMES = {FLOAT32_UNIFORM_BITS: "float32 uniforms (rng.random() on k/2^24, as torch.rand "
+                                     "draws it)",
+               FLOAT64_UNIFORM_BITS: "float64 uniforms (rng.random() on k/2^53, as numpy's "
+                                     "random() draws it)"}
 
 
 @final
@@ -117,9 +127,6 @@ class AuditOptions:
     def sizes(self) -> tuple[int, int]:
         return self.vocab_sizes or DEFAULT_VOCAB_SIZES[self.kind]
 
-    @property
-    def depth(self) -> int:
-        return self.horizon if self.horizon is not None else DEFAULT_HORIZON
 
 
 @final
@@ -264,6 +271,8 @@ class AuditResult:
     counterexample: Counterexample | None
     #: What was covered, in words ("27 edge cases and 200 generated cases, V = 2..4").
     coverage: str = ""
+    #: Steps: the horizon the joint law was judged at (given, or chosen from the step).
+    horizon: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -412,13 +421,23 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         kwargs["examples"] = opts.examples
     variants = opts.support_variants
     note = ""
-    if not variants and opts.grid_check and opts.uniform_bits is None and opts.floats is None:
+    if not variants and opts.kind == "step" and opts.uniform_bits is not None:
+        # A step has no rounding tolerance: judged exactly with an ideal uniform, and on
+        # the K-bit grid for what no rounding explains (crash, support, invalid ids).
+        bits = opts.uniform_bits
+        variants = ((fn, bits),)
+        note = (f" Each case passing exactly was run again with rng.random() on the "
+                f"{bits}-bit grid k/2^{bits} (0 included) and judged for crashes and mass "
+                "where the target has none.")
+    elif not variants and opts.grid_check and opts.uniform_bits is None \
+            and opts.floats is None:
         # Faithful by default: rng.random() as torch.rand draws a float32, the grid
         # k / 2**24 with 0 included, where `u <= p / q` accepts a token with p = 0.
-        variants = ((fn, FLOAT32_UNIFORM_BITS),)
+        variants = ((fn, FLOAT32_UNIFORM_BITS), (fn, FLOAT64_UNIFORM_BITS))
         note = (" Each case passing exactly was run again with rng.random() on the "
-                "float32 grid k/2^24 (0 included, as torch.rand draws it) and judged for "
-                "crashes and mass where the target has none.")
+                "float32 grid k/2^24 and on the float64 grid k/2^53 (0 included, as "
+                "torch.rand and numpy draw them) and judged for crashes and mass where the "
+                "target has none.")
     if opts.floats is not None:
         from properties import search_floats
 
@@ -432,7 +451,7 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     else:
         from properties import search_step
 
-        result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
+        result = search_step(fn, horizon=opts.horizon, stateful=opts.stateful,
                              one_hot_target=opts.one_hot_target,
                              support_variants=variants, **kwargs)
     if result.status == "undecided":
@@ -442,11 +461,14 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         msg = f"the audit of {label} could not reach a verdict: {result.covered}"
         raise Undecided(msg)
     covered = result.covered + note
-    if note and result.status == "fail" and _only_on_the_grid(fn, opts, result):
-        covered += (" The failure shows only under float32 uniforms (rng.random() on "
-                    "k/2^24, as torch.rand draws it), not with an ideal uniform.")
+    grids = [bits for variant, bits in variants if variant is fn and bits is not None]
+    grid = _only_on_the_grid(fn, opts, result, grids) \
+        if note and grids and result.status == "fail" else None
+    if grid is not None:
+        name = _GRID_NAMES.get(grid, f"{grid}-bit uniforms (rng.random() on k/2^{grid})")
+        covered += f" The failure shows only under {name}, not with an ideal uniform."
     if result.status == "pass":
-        return AuditResult(opts.kind, label, opts, result.cases, None, covered)
+        return AuditResult(opts.kind, label, opts, result.cases, None, covered, result.horizon)
     found: Counterexample
     if opts.floats is not None:
         found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
@@ -454,21 +476,36 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         found = _sampler_counterexample(result)
     else:
         found = _step_counterexample(result)
-    return AuditResult(opts.kind, label, opts, result.cases, found, covered)
+    return AuditResult(opts.kind, label, opts, result.cases, found, covered, result.horizon)
 
 
-def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any) -> bool:
-    """Whether the witness passes with an ideal uniform (its failure is the grid's)."""
+def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any,
+                      grids: Sequence[int]) -> int | None:
+    """The first of ``grids`` (bits) whose uniforms alone make the witness fail, or None.
+
+    None when the witness fails with an ideal uniform too (or cannot be re-run).
+    """
     witness = result.witness
     if witness is None:
-        return False
-    try:
+        return None
+
+    def verdict(bits: int | None) -> Any:
         if opts.kind == "sampler":
-            return check_sampler(fn, witness.p, witness.q, budget=opts.budget).passed
+            return check_sampler(fn, witness.p, witness.q, budget=opts.budget,
+                                 uniform_bits=bits)
         return check_step(fn, witness.target, witness.draft, witness.horizon,
-                          budget=opts.budget).passed
+                          budget=opts.budget, uniform_bits=bits)
+
+    try:
+        if not verdict(None).passed:
+            return None
+        # A grid moves acceptance probabilities by rounding; only a finding counts.
+        for bits in grids[:-1]:
+            if support_finding(verdict(bits)):
+                return bits
+        return grids[-1]
     except SpecexactError:  # no verdict with the ideal uniform: say nothing more
-        return False
+        return None
 
 
 def _sampler_counterexample(result: Any) -> SamplerCounterexample:

@@ -98,7 +98,7 @@ def result_json(result: AuditResult) -> dict[str, Any]:
         "counterexample": counterexample_json(result),
     }
     if result.kind == "step":
-        data["horizon"] = result.options.depth
+        data["horizon"] = result.horizon
     return data
 
 

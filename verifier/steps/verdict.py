@@ -159,7 +159,8 @@ class StepVerdict(ComparedVerdict):
         assert c is not None
         if not c.equal:
             first = c.first_difference
-            parts.append(f"joint law of {self.horizon} tokens biased, "
+            tokens = "1 token" if self.horizon == 1 else f"{self.horizon} tokens"
+            parts.append(f"joint law of {tokens} biased, "
                          f"TV = {exact_text(c.tv)}; first differs at {first}: expected "
                          f"{exact_text(c.first_expected)}, actual {exact_text(c.first_actual)}")
         return "; ".join(parts) or f"preserves the target's joint law over {self.horizon} tokens"

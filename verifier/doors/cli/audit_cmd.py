@@ -46,8 +46,8 @@ def _check_modes(args: argparse.Namespace, kind: str) -> None:
     if args.arrays and not args.floats:
         msg = "--arrays applies to --floats audits only"
         raise InvalidArgument(msg)
-    if kind == "step" and (args.statistical or args.floats or args.uniform_bits is not None):
-        msg = "--floats, --uniform-bits and --statistical apply to samplers, not steps"
+    if kind == "step" and (args.statistical or args.floats):
+        msg = "--floats and --statistical apply to samplers, not steps"
         raise InvalidArgument(msg)
 
 
@@ -142,7 +142,7 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
             return statistical_audit_command(fn, target, args, out=out, err=err)
     options = replace(options_from_args(args, kind), support_variants=variants,
                       grid_check=args.uniform == "dtype")
-    if args.floats or args.uniform_bits is not None:
+    if args.floats or (args.uniform_bits is not None and kind == "sampler"):
         from verifier.doors.cli.modes_cmd import float_audit
 
         with _quiet_stdout(args.json, err):

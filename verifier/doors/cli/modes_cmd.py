@@ -59,7 +59,7 @@ def float_audit(fn: Callable[..., Any], name: str, args: argparse.Namespace,
         data: dict[str, Any] = {
             "verdict": "pass" if verdict is None else "fail", "target": name,
             "kind": "sampler", "mode": mode, "cases": cases, "vocab_sizes": [low, high],
-            "seed": options.seed, "counterexample": None}
+            "seed": options.seed, "coverage": result.covered, "counterexample": None}
         if verdict is not None:
             data["counterexample"] = float_counterexample_json(
                 FloatCounterexample(result.witness.p, result.witness.q, verdict))
@@ -68,12 +68,21 @@ def float_audit(fn: Callable[..., Any], name: str, args: argparse.Namespace,
     elif verdict is None:
         out.write(f"PASS  {name} (sampler, {mode}): no structural deviation and no support "
                   f"violation in {cases} exact cases, V = {low}..{high}; rounding within the "
-                  "stated tolerance\n")
+                  f"stated tolerance\n{result.covered}\n")
     else:
-        out.write(f"FAIL  {name} (sampler, {mode}) after {cases} exact cases\n\n"
-                  f"minimal witness:\n  p = {vector_text(verdict.p)}\n"
-                  f"  q = {vector_text(verdict.q)}\n\n{verdict.format()}\n")
+        out.write(f"FAIL  {name} (sampler, {mode}) after {cases} exact cases\n"
+                  f"{result.covered}\n\nminimal witness:\n"
+                  f"{_row_line('p', result.witness.p, verdict.p)}\n"
+                  f"{_row_line('q', result.witness.q, verdict.q)}\n\n{verdict.format()}\n")
     return 0 if verdict is None else 1
+
+
+def _row_line(name: str, given: Any, law: Any) -> str:
+    """A witness row: exact, or float values as given (they need not sum to 1) and their law."""
+    if tuple(given) == tuple(law):
+        return f"  {name} = {vector_text(law)}"
+    floats = ", ".join(repr(float(x)) for x in given)
+    return f"  {name} = ({floats})  (float values as given; judged as {name} / sum({name}))"
 
 
 def statistical_audit_command(fn: Callable[..., Any], name: str, args: argparse.Namespace,
