@@ -11,6 +11,7 @@ from __future__ import annotations
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
 from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
+from properties.minimal import Minimality, minimise_pair
 from properties.properties import (
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
@@ -58,6 +59,7 @@ __all__ = [  # noqa: RUF022
     "EDGE_FAMILIES",
     "ExitReason",
     "FLOAT_HAZARDS",
+    "Minimality",
     "PAIR_FAMILIES",
     "Phase",
     "STEP_MODEL_KINDS",
@@ -72,6 +74,7 @@ __all__ = [  # noqa: RUF022
     "float_hazard_pairs",
     "is_distribution_over_vocabulary",
     "largest_tv",
+    "minimise_pair",
     "model_pairs",
     "model_specs",
     "multidraft_acceptance",

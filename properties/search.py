@@ -20,6 +20,7 @@ from hypothesis import Verbosity
 from hypothesis import settings as Settings
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from properties.minimal import minimise_pair
 from properties.runner import (
     Adapter,
     Progress,
@@ -168,7 +169,8 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
         shrink=lambda pair, fails: shrink_pair(pair, fails, min_size=low),
         witness=lambda pair, verdict: SamplerWitness(*pair), key=key,
         edge_families=edge_families, families=families, score=score,
-        score_label="TV(output, p)")
+        score_label="TV(output, p)",
+        minimise=lambda pair, fails: minimise_pair(pair, fails, low=low))
     return search(adapter, low=low, high=high, examples=examples, settings=settings,
                   seed=seed, progress=progress)
 

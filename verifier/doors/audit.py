@@ -273,6 +273,9 @@ class AuditResult:
     coverage: str = ""
     #: Steps: the horizon the joint law was judged at (given, or chosen from the step).
     horizon: int | None = None
+    #: Samplers: what is proven about the witness's minimality
+    #: (:class:`properties.minimal.Minimality`), None when only shrunk greedily.
+    minimality: Any = None
 
     @property
     def passed(self) -> bool:
@@ -476,7 +479,8 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         found = _sampler_counterexample(result)
     else:
         found = _step_counterexample(result)
-    return AuditResult(opts.kind, label, opts, result.cases, found, covered, result.horizon)
+    return AuditResult(opts.kind, label, opts, result.cases, found, covered, result.horizon,
+                       result.minimality)
 
 
 def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any,

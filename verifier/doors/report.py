@@ -99,6 +99,11 @@ def result_json(result: AuditResult) -> dict[str, Any]:
     }
     if result.kind == "step":
         data["horizon"] = result.horizon
+    elif data["counterexample"] is not None:
+        minimality = result.minimality
+        data["counterexample"]["minimality"] = None if minimality is None else {
+            "proven": minimality.proven, "text": minimality.text,
+            "pairs_checked": minimality.checked}
     return data
 
 
@@ -120,7 +125,12 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     lines.append("")
     if isinstance(found, FloatCounterexample | SamplerCounterexample):
         lines.extend(["minimal witness:", f"  p = {vector_text(found.p)}",
-                      f"  q = {vector_text(found.q)}", "", found.table(verbose=verbose)])
+                      f"  q = {vector_text(found.q)}"])
+        if isinstance(found, SamplerCounterexample):
+            lines.append(_wrap(f"({result.minimality})" if result.minimality is not None
+                               else "(shrunk greedily; not proven minimal: too many smaller "
+                                    "candidates to enumerate)", indent="  "))
+        lines.extend(["", found.table(verbose=verbose)])
     if isinstance(found, SamplerCounterexample):
         if found.tv is not None:
             lines.append("")
@@ -145,8 +155,9 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _wrap(text: str) -> str:
-    return textwrap.fill(" ".join(text.split()), width=88, break_on_hyphens=False)
+def _wrap(text: str, *, indent: str = "") -> str:
+    return textwrap.fill(" ".join(text.split()), width=88, break_on_hyphens=False,
+                         initial_indent=indent, subsequent_indent=indent)
 
 
 def model_lines(name: str, rows: Mapping[tuple[int, ...], Sequence[Fraction]]) -> list[str]:
