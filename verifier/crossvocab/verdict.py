@@ -95,6 +95,10 @@ def compare_texts(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, An
     return TextComparison(e, a)
 
 
+def _chars(n: int) -> str:
+    return f"{n} character" if n == 1 else f"{n} characters"
+
+
 def _texts_json(law: Mapping[Hashable, Fraction] | None, keys: list[Hashable]
                 ) -> dict[str, str]:
     """``{text: probability}``, every text of ``keys`` listed (0 when absent)."""
@@ -142,11 +146,11 @@ class CrossVocabVerdict(ComparedVerdict):
         c = self.comparison
         assert c is not None
         if c.equal:
-            return f"preserves the target's law over the first {self.horizon} characters of text"
+            return f"preserves the target's law over the first {_chars(self.horizon)} of text"
         extra = ""
         if c.support_violation:
             extra = f"; mass {exact_text(c.support_violation)} on text the target never emits"
-        return (f"law of the first {self.horizon} characters of text biased, TV = "
+        return (f"law of the first {_chars(self.horizon)} of text biased, TV = "
                 f"{exact_text(c.tv)}; first differs at {c.first_difference!r}: expected "
                 f"{exact_text(c.first_expected)}, actual {exact_text(c.first_actual)}{extra}")
 

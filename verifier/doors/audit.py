@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, final
 
+from verifier.crossvocab import check_crossvocab_step
 from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
@@ -31,6 +32,7 @@ from verifier.validation import (
 __all__ = [
     "AuditOptions",
     "AuditResult",
+    "CrossVocabCounterexample",
     "FloatCounterexample",
     "SamplerCounterexample",
     "StepCounterexample",
@@ -40,10 +42,13 @@ __all__ = [
     "parse_vocab_sizes",
 ]
 
-Kind = Literal["sampler", "step"]
+Kind = Literal["sampler", "step", "cross-vocab"]
+KINDS: tuple[str, ...] = ("sampler", "step", "cross-vocab")
 
-#: Defaults of the contract: vocabularies 2..4 for samplers, 2..3 with horizon 3 for steps.
-DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 4), "step": (2, 3)}
+#: Defaults of the contract: vocabularies 2..4 for samplers, 2..3 with horizon 3 for steps;
+#: cross-vocab: 2..4 tokens per vocabulary, horizon 3 characters of text.
+DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 4), "step": (2, 3),
+                                                      "cross-vocab": (2, 4)}
 DEFAULT_HORIZON = 3
 DEFAULT_SEED = 0
 #: The grid every default audit also checks: torch.rand in float32, k / 2**24.
@@ -87,7 +92,7 @@ class AuditOptions:
     grid_check: bool = True
 
     def __post_init__(self) -> None:
-        check_choice(self.kind, "kind", ("sampler", "step"))
+        check_choice(self.kind, "kind", KINDS)
         if self.vocab_sizes is not None:
             _check_vocab_pair(self.vocab_sizes)
         check_optional_integer(self.horizon, "horizon", min_value=1)
@@ -106,8 +111,11 @@ class AuditOptions:
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
-        if self.kind == "step" and self.floats is not None:
-            msg = "floats applies to samplers, not steps"
+        if self.kind != "sampler" and self.floats is not None:
+            msg = f"floats applies to samplers, not to kind={self.kind!r}"
+            raise InvalidArgument(msg)
+        if self.kind == "cross-vocab" and (self.stateful or self.one_hot_target):
+            msg = "stateful and one_hot_target apply to same-vocabulary steps, not cross-vocab"
             raise InvalidArgument(msg)
         if self.arrays and self.floats is None:
             msg = "arrays=True needs floats='float64' or 'float32'"
@@ -249,7 +257,52 @@ class FloatCounterexample:
         return rest
 
 
-Counterexample = SamplerCounterexample | StepCounterexample | FloatCounterexample
+@final
+@dataclass(frozen=True)
+class CrossVocabCounterexample:
+    """Two vocabularies and models on which a cross-vocabulary step's law of text differs
+    from the target's (the verdict of :func:`verifier.crossvocab.check_crossvocab_step`)."""
+
+    verdict: Any
+
+    @property
+    def horizon(self) -> int:
+        return int(self.verdict.horizon)
+
+    @property
+    def expected(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.expected
+        return law
+
+    @property
+    def actual(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.actual
+        return law
+
+    @property
+    def tv(self) -> Fraction | None:
+        tv: Fraction | None = self.verdict.tv
+        return tv
+
+    @property
+    def crash(self) -> str | None:
+        crash = self.verdict.crash
+        return None if crash is None else str(crash)
+
+    @property
+    def reason(self) -> str:
+        return str(self.verdict.reason)
+
+    def table(self, *, verbose: bool = True) -> str:
+        return str(self.verdict.table(verbose=verbose))
+
+    def model_lines(self) -> list[str]:
+        lines: list[str] = self.verdict.models_lines()
+        return lines
+
+
+Counterexample = (SamplerCounterexample | StepCounterexample | FloatCounterexample
+                  | CrossVocabCounterexample)
 
 
 @final
@@ -429,6 +482,11 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits,
                                 support_variants=variants, **kwargs)
+    elif opts.kind == "cross-vocab":
+        from properties import search_crossvocab
+
+        result = search_crossvocab(fn, horizon=opts.depth, uniform_bits=opts.uniform_bits,
+                                   support_variants=variants, **kwargs)
     else:
         from properties import search_step
 
@@ -452,6 +510,8 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
     elif opts.kind == "sampler":
         found = _sampler_counterexample(result)
+    elif opts.kind == "cross-vocab":
+        found = CrossVocabCounterexample(result.verdict)
     else:
         found = _step_counterexample(result)
     return AuditResult(opts.kind, label, opts, result.cases, found, covered)
@@ -465,6 +525,9 @@ def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any) -
     try:
         if opts.kind == "sampler":
             return check_sampler(fn, witness.p, witness.q, budget=opts.budget).passed
+        if opts.kind == "cross-vocab":
+            return check_crossvocab_step(fn, witness.target, witness.draft, witness.horizon,
+                                         budget=opts.budget).passed
         return check_step(fn, witness.target, witness.draft, witness.horizon,
                           budget=opts.budget).passed
     except SpecexactError:  # no verdict with the ideal uniform: say nothing more

@@ -46,8 +46,9 @@ def _check_modes(args: argparse.Namespace, kind: str) -> None:
     if args.arrays and not args.floats:
         msg = "--arrays applies to --floats audits only"
         raise InvalidArgument(msg)
-    if kind == "step" and (args.statistical or args.floats or args.uniform_bits is not None):
-        msg = "--floats, --uniform-bits and --statistical apply to samplers, not steps"
+    if kind != "sampler" and (args.statistical or args.floats or args.uniform_bits is not None):
+        what = "steps" if kind == "step" else "cross-vocab steps"
+        msg = f"--floats, --uniform-bits and --statistical apply to samplers, not {what}"
         raise InvalidArgument(msg)
 
 
@@ -60,7 +61,11 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
     if kind == "sampler" and stateful:
         msg = "--stateful applies to steps only; this target is audited as a sampler"
         raise InvalidArgument(msg)
-    return AuditOptions(kind="step" if kind == "step" else "sampler", vocab_sizes=sizes,
+    if kind == "cross-vocab" and stateful:
+        msg = "--stateful applies to same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
+    resolved: Any = kind if kind in ("step", "cross-vocab") else "sampler"
+    return AuditOptions(kind=resolved, vocab_sizes=sizes,
                         horizon=args.horizon, examples=args.examples, seed=args.seed,
                         uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
 
@@ -99,6 +104,9 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
             raise InvalidArgument(msg)
         from verifier.modes.torch_exact.numpy_generator import numpy_rng_sampler
         return numpy_rng_sampler(fn), "sampler", ()
+    if kind == "cross-vocab" and getattr(args, "torch", False):
+        msg = "--torch applies to samplers and same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
     if not getattr(args, "torch", False):
         set_flags = [flag for flag, value, default in (
             ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"))

@@ -76,14 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     audit.add_argument("target", nargs="?", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
-    audit.add_argument("--kind", choices=("sampler", "step"),
-                       help="what TARGET is (default: read from its signature, else sampler)")
+    audit.add_argument("--kind", choices=("sampler", "step", "cross-vocab"),
+                       help="what TARGET is (default: read from its signature, else "
+                            "sampler); cross-vocab: fn(target, draft, prefix, rng) with "
+                            "models over two vocabularies of strings, judged on the law of "
+                            "the emitted text")
     audit.add_argument("--vocab-sizes", metavar="A..B",
                        help="vocabulary sizes to cover (default 2..4 for samplers, "
-                            "2..3 for steps)")
+                            "2..3 for steps, 2..4 tokens per vocabulary for cross-vocab)")
     audit.add_argument("--horizon", type=_positive_int, metavar="N",
-                       help="steps: number of emitted tokens whose joint law is compared "
-                            "(default 3)")
+                       help="steps: number of emitted tokens whose joint law is compared; "
+                            "cross-vocab: number of characters of text (default 3)")
     audit.add_argument("--stateful", action="store_true",
                        help="steps: hand the step stateful models (verifier.CachedModel: "
                             "next_distribution, append, rollback, ...) and check that each "
