@@ -77,17 +77,16 @@ CROSSVOCAB_RULES: tuple[CrossVocabRule, ...] = (
     CrossVocabRule(
         "slem-compares-draft-ids", False, cv.slem_compares_draft_ids,
         "SLEM whose match test compares the target's sampled id with the draft's id at the "
-        "same position instead of the text: even with one vocabulary, the draft [a, b] is "
-        "the target's [ab], and a sample 'a' keeps 'ab'.", None,
-        _cf(("a", "b", "ab"), ("1/4", "1/4", "1/2"), ("a", "b", "ab"), ("1/4", "1/4", "1/2"),
-            2)),
+        "same position instead of the text: the draft's [a, b] is the target's [ab], and "
+        "a target sample 'a' (id 0, as the draft's 'a') keeps 'ab'.", None,
+        _cf(("a", "b", "ab"), ("1/4", "1/4", "1/2"), ("a", "b"), ("1/2", "1/2"), 2)),
     CrossVocabRule(
         "slem-retokenized-target-context", False, cv.slem_retokenized_target_context,
         "SLEM reading the target's rows after the canonical tokenization of the emitted "
         "text instead of the target's own tokens: a non-canonical tokenization treated as "
         "canonical. On the witness the target's row after the token 'ab' differs from its "
         "row after [a, b], and the rule reads the first for both.", None,
-        CrossVocabWitness(_AFTER_AB, _AFTER_AB, 3)),
+        CrossVocabWitness(_AFTER_AB, context_free_model(("a", "b"), ("1/2", "1/2")), 3)),
     CrossVocabRule(
         "slrs-canonical-draft-probability", False, cv.slrs_canonical_draft_probability,
         "SLRS whose Q takes each string's draft probability from its canonical draft "
@@ -99,8 +98,7 @@ CROSSVOCAB_RULES: tuple[CrossVocabRule, ...] = (
         "SLRS proposing from 2 draft tokens re-tokenized by the target, with the last target "
         "token dropped as possibly partial: a token is proposed only when a second one "
         "follows, which changes the proposal law the ratio assumes.", _TIMOR,
-        _cf(("a", "b", "ab"), ("1/4", "1/4", "1/2"), ("a", "b", "ab"), ("1/4", "1/4", "1/2"),
-            1)),
+        _cf(("a", "b", "ab"), ("1/4", "1/4", "1/2"), ("a", "b"), ("1/2", "1/2"), 1)),
 )
 
 

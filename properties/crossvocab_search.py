@@ -232,6 +232,8 @@ def crossvocab_edge_cases(low: int = 2, high: int = 4) -> list[CrossVocabSpec]:
 
 def _simpler(spec: CrossVocabSpec, low: int) -> list[CrossVocabSpec]:
     out: list[CrossVocabSpec] = []
+    if spec.target.vocab != spec.draft.vocab:
+        out.append(replace(spec, draft=spec.target))  # the same vocabulary and rows
     for side in ("target", "draft"):
         model: _Model = getattr(spec, side)
         if model.overrides:
@@ -243,8 +245,6 @@ def _simpler(spec: CrossVocabSpec, low: int) -> list[CrossVocabSpec]:
         for i, token in enumerate(model.vocab):
             if len(token) > 1:
                 out.append(replace(spec, **{side: model.without_token(i)}))
-    if spec.target.vocab != spec.draft.vocab:
-        out.append(replace(spec, draft=spec.target))  # the same vocabulary and rows
     for side in ("target", "draft"):
         model = getattr(spec, side)
         for i, w in enumerate(model.default):
@@ -260,7 +260,7 @@ class _Case:
     horizon: int
 
 
-def _shrink(case: _Case, fails: Callable[[_Case], Any], low: int, *, max_checks: int = 150
+def _shrink(case: _Case, fails: Callable[[_Case], Any], low: int, *, max_checks: int = 60
             ) -> _Case:
     best = case
     for horizon in range(1, best.horizon):
