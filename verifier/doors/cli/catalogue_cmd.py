@@ -67,7 +67,7 @@ def _witness_text(data: dict[str, Any]) -> str:
     if "target_vocab" in witness:
         return (f"target vocabulary ({', '.join(witness['target_vocab'])}), draft "
                 f"({', '.join(witness['draft_vocab'])}), horizon {witness['horizon']} "
-                "characters")
+                f"character{'s' if witness['horizon'] != 1 else ''}")
     return f"models on {len(witness['target'])} target prefixes, horizon {witness['horizon']}"
 
 
