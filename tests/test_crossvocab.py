@@ -267,3 +267,19 @@ def test_plugin_marker_reaches_the_cross_vocabulary_helper(pytester: pytest.Pyte
             assert result.options.examples == 3 and result.options.depth == 2
     ''')
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_time_budget_covers_the_targets_own_law():
+    from verifier import Budget, BudgetExceeded
+
+    m = context_free_model(V, ["1/3", "1/3", "1/3"])
+    with pytest.raises(BudgetExceeded, match="max_seconds"):
+        check_crossvocab_step(plain, m, m, 40, budget=Budget(max_seconds=0.05))
+
+
+def test_a_cross_vocabulary_step_audited_as_a_step_says_so():
+    from verifier import check_step, random_model_pair
+
+    t, d = random_model_pair(2)
+    verdict = check_step(cv.tli, t, d, 2)
+    assert not verdict.passed and "--kind cross-vocab" in str(verdict.crash)

@@ -130,14 +130,15 @@ def _prefix_probability(model: VocabModel, tokens: tuple[str, ...], ctx: Ids,
     return total
 
 
-def continuation_law(model: VocabModel, context: Sequence[Any], length: int
-                     ) -> dict[str, Fraction]:
+def continuation_law(model: VocabModel, context: Sequence[Any], length: int, *,
+                     tick: Callable[[], Any] | None = None) -> dict[str, Fraction]:
     """The exact law of the next ``length`` characters ``model`` generates after ``context``.
 
     Every path of tokens is followed until its text reaches ``length``
     characters; paths with the same text add up (non-canonical tokenizations
     included).  ``continuation_law(target, (), n)`` is the target's own law
-    over the first ``n`` characters of text.
+    over the first ``n`` characters of text.  ``tick()`` is called before each
+    row is read (a time budget raises there).
     """
     check_integer(length, "length", min_value=0)
     tokens = model.vocab.tokens
@@ -149,6 +150,8 @@ def continuation_law(model: VocabModel, context: Sequence[Any], length: int
     while layer:
         nxt: list[tuple[Ids, str, Fraction]] = []
         for ctx, text, mass in layer:
+            if tick is not None:
+                tick()
             for token, weight in enumerate(model(ctx)):
                 if not weight:
                     continue

@@ -227,8 +227,8 @@ def check_crossvocab_step(step: CrossVocabStep, target: Any, draft: Any, horizon
     horizon = check_horizon(horizon)
     clock = new_clock(budget)
     models = prepare_models(target, draft)
-    clock.next_budget(_ZERO)
-    expected = Distribution(continuation_law(models.target, (), horizon).items())
+    law = continuation_law(models.target, (), horizon, tick=lambda: clock.next_budget(_ZERO))
+    expected = Distribution(law.items())
 
     def verdict(comparison: TextComparison | None, crash: SamplerFailure | None = None,
                 run: CrossVocabRun | None = None) -> CrossVocabVerdict:

@@ -53,7 +53,8 @@ def _positive_int(text: str) -> int:
 AUDIT_EPILOG = """\
 TARGET is package.module:function or path/to/file.py:function.
 A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) -> tuple of
-tokens.  The kind is read from the signature unless --kind is given.
+tokens.  The kind is read from the signature unless --kind is given; a step whose draft
+has another vocabulary (judged on the law of text) needs --kind cross-vocab.
 Without TARGET, every rule of the bundled catalogue is audited and compared with its
 expected verdict.
 exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
