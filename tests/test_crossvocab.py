@@ -283,3 +283,38 @@ def test_a_cross_vocabulary_step_audited_as_a_step_says_so():
     t, d = random_model_pair(2)
     verdict = check_step(cv.tli, t, d, 2)
     assert not verdict.passed and "--kind cross-vocab" in str(verdict.crash)
+
+
+# ---- strategies -----------------------------------------------------------
+
+
+def test_strategies_draw_valid_vocabularies_and_models():
+    from hypothesis import find, given, settings
+
+    from properties import crossvocab_specs, vocabularies
+
+    @settings(max_examples=40, database=None, deadline=None)
+    @given(vocabularies(alphabet_sizes=(1, 3), vocab_sizes=(2, 5)),
+           crossvocab_specs(vocab_sizes=(2, 4)))
+    def check(vocab, spec):
+        assert 1 <= len(vocab.alphabet) <= 3 and len(vocab) <= 5
+        assert all(len(t) <= 3 for t in vocab)
+        target, draft = spec.models()
+        assert target.vocab.alphabet == draft.vocab.alphabet
+        assert sum(target(())) == 1 and sum(draft((0,))) == 1
+
+    check()
+    # Shrinking goes to the fewest tokens, single characters only, in id order.
+    smallest = find(vocabularies(alphabet_sizes=(1, 2), vocab_sizes=(2, 4)), lambda v: True)
+    assert smallest.tokens == ("a", "b")
+    one = find(vocabularies(alphabet_sizes=1, vocab_sizes=(2, 4)), lambda v: True)
+    assert one.tokens == ("a", "aa")
+
+
+@pytest.mark.parametrize("kwargs", [{"alphabet_sizes": (1, 4)}, {"vocab_sizes": (0, 2)},
+                                    {"max_length": 0}])
+def test_strategy_options_are_checked(kwargs):
+    from properties import crossvocab_specs
+
+    with pytest.raises(InvalidArgument):
+        crossvocab_specs(**kwargs)
