@@ -3,7 +3,8 @@
 Sampler rules live in :mod:`counterexamples.samplers` (one draft),
 :mod:`counterexamples.multidraft` (several drafts for one position) and
 :mod:`counterexamples.pipeline_rules` (mixed sampling pipelines); step rules
-come from :data:`counterexamples.steps.STEP_RULES`.  The sampler witnesses
+come from :data:`counterexamples.steps.STEP_RULES` and cross-vocabulary rules from
+:data:`counterexamples.crossvocab_rules.CROSSVOCAB_RULES`.  The sampler witnesses
 are what the default search (:func:`properties.search_sampler`) shrank each
 failure to when the entry was written; ``tests/test_catalogue.py``
 re-verifies every witness exactly.
@@ -18,6 +19,7 @@ from typing import Any, Literal
 
 from counterexamples import multidraft, pipeline_rules
 from counterexamples import samplers as s
+from counterexamples.crossvocab_rules import CROSSVOCAB_RULES
 from counterexamples.lookup import by_name
 from counterexamples.steps import STEP_RULES
 from verifier.witness import SamplerWitness, StepWitness
@@ -44,7 +46,7 @@ class Entry:
     """
 
     name: str
-    kind: Literal["sampler", "step"]
+    kind: Literal["sampler", "step", "cross-vocab"]
     lossless: bool
     rule: Callable[..., Any]
     summary: str
@@ -247,8 +249,14 @@ def _step_entries() -> tuple[Entry, ...]:
                        target_kind=rule.target_kind) for rule in STEP_RULES)
 
 
+def _crossvocab_entries() -> tuple[Entry, ...]:
+    return tuple(Entry(rule.name, "cross-vocab", rule.lossless, rule.rule, rule.summary,
+                       rule.source, rule.witness) for rule in CROSSVOCAB_RULES)
+
+
 _ENTRIES: tuple[Entry, ...] = tuple(
-    sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries()),
+    sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries(),
+            *_crossvocab_entries()),
            key=lambda e: (not e.lossless, e.lossy_by_design, e.kind)))
 
 

@@ -8,6 +8,14 @@
 
 from __future__ import annotations
 
+from properties.crossvocab_search import (
+    DEFAULT_CROSSVOCAB_EXAMPLES,
+    CrossVocabSpec,
+    crossvocab_edge_cases,
+    crossvocab_specs,
+    search_crossvocab,
+    vocabularies,
+)
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
 from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
@@ -52,6 +60,8 @@ from properties.strategies import (
 
 # Plainly sorted, as tests/test_exports.py checks (ruff would put the constants first).
 __all__ = [  # noqa: RUF022
+    "CrossVocabSpec",
+    "DEFAULT_CROSSVOCAB_EXAMPLES",
     "DEFAULT_FLOAT_EXAMPLES",
     "DEFAULT_SAMPLER_EXAMPLES",
     "DEFAULT_SAMPLER_VOCAB_SIZES",
@@ -69,6 +79,8 @@ __all__ = [  # noqa: RUF022
     "TOKEN_RELATIONS",
     "acceptance_is_one_minus_tv",
     "choose_horizon",
+    "crossvocab_edge_cases",
+    "crossvocab_specs",
     "distributions",
     "efficiency_bounds_hold",
     "float_hazard_pairs",
@@ -85,6 +97,7 @@ __all__ = [  # noqa: RUF022
     "preserves_joint_law",
     "preserves_target",
     "sampler_edge_cases",
+    "search_crossvocab",
     "search_floats",
     "search_sampler",
     "search_step",
@@ -92,4 +105,5 @@ __all__ = [  # noqa: RUF022
     "step_edge_cases",
     "textbook_acceptance",
     "vocab_range",
+    "vocabularies",
 ]

@@ -7,6 +7,7 @@ distribution -> verdict -> report, and the package is layered the same way:
   sampling pipelines;
 * :mod:`verifier.exact`: the choice tree, random sources, the enumerator, verdicts;
 * :mod:`verifier.steps`: models and multi-step decoding on top of it;
+* :mod:`verifier.crossvocab`: its sibling, drafts with another tokenizer, judged on text;
 * :mod:`verifier.modes`: floats and grids, symbolic proofs, statistics, torch;
 * :mod:`verifier.doors`: audits, reports, assertions, the pytest plugin, the CLI.
 
@@ -15,10 +16,22 @@ Every public name is re-exported here; import it from ``verifier``.
 
 from __future__ import annotations
 
+from verifier.crossvocab import (
+    CrossVocabEfficiency,
+    CrossVocabVerdict,
+    CrossVocabWitness,
+    VocabModel,
+    Vocabulary,
+    check_crossvocab_step,
+    crossvocab_efficiency,
+    crossvocab_law,
+    target_text_law,
+)
 from verifier.distribution import Distribution, InvalidToken, total_variation
 from verifier.doors import (
     AuditOptions,
     AuditResult,
+    assert_crossvocab_preserves_target,
     assert_preserves_target,
     assert_step_preserves_target,
 )
@@ -102,6 +115,9 @@ __all__ = [
     "CachedModel",
     "Comparison",
     "ContextFreeModel",
+    "CrossVocabEfficiency",
+    "CrossVocabVerdict",
+    "CrossVocabWitness",
     "DecodeComparison",
     "Distribution",
     "ExactRandom",
@@ -130,11 +146,15 @@ __all__ = [
     "Undecided",
     "UnsupportedOperation",
     "Verdict",
+    "VocabModel",
+    "Vocabulary",
     "acceptance_upper_bound",
     "as_distribution",
+    "assert_crossvocab_preserves_target",
     "assert_preserves_target",
     "assert_step_preserves_target",
     "assert_torch_preserves_target",
+    "check_crossvocab_step",
     "check_floats",
     "check_grid",
     "check_sampler",
@@ -142,6 +162,8 @@ __all__ = [
     "check_torch_sampler",
     "compare_decodes",
     "compare_laws",
+    "crossvocab_efficiency",
+    "crossvocab_law",
     "decode_distribution",
     "draft_law_iid",
     "draft_law_without_replacement",
@@ -157,6 +179,7 @@ __all__ = [
     "step_efficiency",
     "step_law",
     "target_distribution",
+    "target_text_law",
     "to_fraction",
     "torch_output_distribution",
     "torch_randomness_reason",

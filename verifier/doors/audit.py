@@ -11,10 +11,11 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal, final
 
+from verifier.crossvocab import check_crossvocab_step
 from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
@@ -31,6 +32,7 @@ from verifier.validation import (
 __all__ = [
     "AuditOptions",
     "AuditResult",
+    "CrossVocabCounterexample",
     "FloatCounterexample",
     "SamplerCounterexample",
     "StepCounterexample",
@@ -40,14 +42,17 @@ __all__ = [
     "parse_vocab_sizes",
 ]
 
-Kind = Literal["sampler", "step"]
+Kind = Literal["sampler", "step", "cross-vocab"]
+KINDS: tuple[str, ...] = ("sampler", "step", "cross-vocab")
 
 #: Default vocabularies: 2..5 for samplers (5 is the smallest size where a residual has
 #: four positive entries next to a zero), 2..3 for steps, whose horizon is chosen from
-#: the step itself (see :func:`properties.search_step`) unless given.
-DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 5), "step": (2, 3)}
-#: The horizon of torch ``decode`` loops (max_new_tokens) when none is given; step
-#: searches choose theirs from the step (:func:`properties.search_step`).
+#: the step itself (see :func:`properties.search_step`) unless given; cross-vocab: 2..4
+#: tokens per vocabulary.
+DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 5), "step": (2, 3),
+                                                      "cross-vocab": (2, 4)}
+#: The horizon of torch ``decode`` loops (max_new_tokens) and of cross-vocab audits
+#: (characters of text) when none is given; step searches choose theirs from the step.
 DEFAULT_HORIZON = 3
 DEFAULT_SEED = 0
 #: The grid every default audit also checks: torch.rand in float32, k / 2**24.
@@ -97,7 +102,7 @@ class AuditOptions:
     grid_check: bool = True
 
     def __post_init__(self) -> None:
-        check_choice(self.kind, "kind", ("sampler", "step"))
+        check_choice(self.kind, "kind", KINDS)
         if self.vocab_sizes is not None:
             _check_vocab_pair(self.vocab_sizes)
         check_optional_integer(self.horizon, "horizon", min_value=1)
@@ -116,8 +121,11 @@ class AuditOptions:
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
-        if self.kind == "step" and self.floats is not None:
-            msg = "floats applies to samplers, not steps"
+        if self.kind != "sampler" and self.floats is not None:
+            msg = f"floats applies to samplers, not to kind={self.kind!r}"
+            raise InvalidArgument(msg)
+        if self.kind == "cross-vocab" and (self.stateful or self.one_hot_target):
+            msg = "stateful and one_hot_target apply to same-vocabulary steps, not cross-vocab"
             raise InvalidArgument(msg)
         if self.arrays and self.floats is None:
             msg = "arrays=True needs floats='float64' or 'float32'"
@@ -256,7 +264,52 @@ class FloatCounterexample:
         return rest
 
 
-Counterexample = SamplerCounterexample | StepCounterexample | FloatCounterexample
+@final
+@dataclass(frozen=True)
+class CrossVocabCounterexample:
+    """Two vocabularies and models on which a cross-vocabulary step's law of text differs
+    from the target's (the verdict of :func:`verifier.crossvocab.check_crossvocab_step`)."""
+
+    verdict: Any
+
+    @property
+    def horizon(self) -> int:
+        return int(self.verdict.horizon)
+
+    @property
+    def expected(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.expected
+        return law
+
+    @property
+    def actual(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.actual
+        return law
+
+    @property
+    def tv(self) -> Fraction | None:
+        tv: Fraction | None = self.verdict.tv
+        return tv
+
+    @property
+    def crash(self) -> str | None:
+        crash = self.verdict.crash
+        return None if crash is None else str(crash)
+
+    @property
+    def reason(self) -> str:
+        return str(self.verdict.reason)
+
+    def table(self, *, verbose: bool = True) -> str:
+        return str(self.verdict.table(verbose=verbose))
+
+    def model_lines(self) -> list[str]:
+        lines: list[str] = self.verdict.models_lines()
+        return lines
+
+
+Counterexample = (SamplerCounterexample | StepCounterexample | FloatCounterexample
+                  | CrossVocabCounterexample)
 
 
 @final
@@ -451,6 +504,13 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits,
                                 support_variants=variants, **kwargs)
+    elif opts.kind == "cross-vocab":
+        from properties import search_crossvocab
+
+        depth = opts.horizon if opts.horizon is not None else DEFAULT_HORIZON
+        result = search_crossvocab(fn, horizon=depth, uniform_bits=opts.uniform_bits,
+                                   support_variants=variants, **kwargs)
+        result = replace(result, horizon=depth)
     else:
         from properties import search_step
 
@@ -477,6 +537,8 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
     elif opts.kind == "sampler":
         found = _sampler_counterexample(result)
+    elif opts.kind == "cross-vocab":
+        found = CrossVocabCounterexample(result.verdict)
     else:
         found = _step_counterexample(result)
     return AuditResult(opts.kind, label, opts, result.cases, found, covered, result.horizon,
@@ -497,6 +559,9 @@ def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any,
         if opts.kind == "sampler":
             return check_sampler(fn, witness.p, witness.q, budget=opts.budget,
                                  uniform_bits=bits)
+        if opts.kind == "cross-vocab":
+            return check_crossvocab_step(fn, witness.target, witness.draft, witness.horizon,
+                                         budget=opts.budget, uniform_bits=bits)
         return check_step(fn, witness.target, witness.draft, witness.horizon,
                           budget=opts.budget, uniform_bits=bits)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from verifier.doors.audit import (
     AuditResult,
+    CrossVocabCounterexample,
     FloatCounterexample,
     SamplerCounterexample,
     StepCounterexample,
@@ -70,6 +71,11 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
         if verdict.crash is not None:
             data["crash"] = str(verdict.crash)
         return data
+    if isinstance(found, CrossVocabCounterexample):
+        data = {**found.verdict.to_json(), "reason": found.reason}
+        if found.crash is not None:
+            data["crash"] = found.crash
+        return data
     assert isinstance(found, StepCounterexample)
     step: dict[str, Any] = {
         **step_witness_json(found.target, found.draft, found.horizon, found.expected,
@@ -97,7 +103,7 @@ def result_json(result: AuditResult) -> dict[str, Any]:
         "coverage": result.coverage,
         "counterexample": counterexample_json(result),
     }
-    if result.kind == "step":
+    if result.kind in ("step", "cross-vocab"):
         data["horizon"] = result.horizon
     elif data["counterexample"] is not None:
         minimality = result.minimality
@@ -138,6 +144,19 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
         if found.verdict.crash is not None:
             lines.append("")
             lines.append(str(found.verdict.crash))
+    elif isinstance(found, CrossVocabCounterexample):
+        lines.append(f"minimal witness (vocabularies and every row the run read, horizon "
+                     f"{found.horizon} character{'s' if found.horizon != 1 else ''}):")
+        lines.extend(found.model_lines())
+        lines.append("")
+        if found.crash is not None:
+            lines.append(found.crash)
+        else:
+            lines.append("law of the first characters of text:")
+            lines.append(found.table(verbose=verbose))
+            if found.tv is not None:
+                lines.append("")
+                lines.append(f"TV(actual, target) = {found.tv} ~ {float(found.tv):.6g}")
     elif isinstance(found, StepCounterexample):
         lines.append(f"minimal witness (models over every prefix the run asked for, "
                      f"horizon {found.horizon}):")

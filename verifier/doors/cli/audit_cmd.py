@@ -49,6 +49,11 @@ def _check_modes(args: argparse.Namespace, kind: str) -> None:
     if kind == "step" and (args.statistical or args.floats):
         msg = "--floats and --statistical apply to samplers, not steps"
         raise InvalidArgument(msg)
+    if kind == "cross-vocab" and (args.statistical or args.floats
+                                  or args.uniform_bits is not None):
+        msg = ("--floats, --uniform-bits and --statistical apply to samplers and steps, not "
+               "cross-vocab steps")
+        raise InvalidArgument(msg)
 
 
 def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
@@ -60,7 +65,11 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
     if kind == "sampler" and stateful:
         msg = "--stateful applies to steps only; this target is audited as a sampler"
         raise InvalidArgument(msg)
-    return AuditOptions(kind="step" if kind == "step" else "sampler", vocab_sizes=sizes,
+    if kind == "cross-vocab" and stateful:
+        msg = "--stateful applies to same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
+    resolved: Any = kind if kind in ("step", "cross-vocab") else "sampler"
+    return AuditOptions(kind=resolved, vocab_sizes=sizes,
                         horizon=args.horizon, examples=args.examples, seed=args.seed,
                         uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
 
@@ -99,6 +108,9 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
             raise InvalidArgument(msg)
         from verifier.modes.torch_exact.numpy_generator import numpy_rng_sampler
         return numpy_rng_sampler(fn), "sampler", ()
+    if kind == "cross-vocab" and getattr(args, "torch", False):
+        msg = "--torch applies to samplers and same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
     if not getattr(args, "torch", False):
         set_flags = [flag for flag, value, default in (
             ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"))

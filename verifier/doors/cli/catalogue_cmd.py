@@ -9,7 +9,13 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from verifier.doors.audit import AuditOptions, SamplerCounterexample, StepCounterexample, audit
+from verifier.doors.audit import (
+    AuditOptions,
+    CrossVocabCounterexample,
+    SamplerCounterexample,
+    StepCounterexample,
+    audit,
+)
 from verifier.doors.cli.parallel import run_jobs
 from verifier.doors.cli.progress import Progress
 from verifier.doors.report import fraction_text, model_lines, vector_text
@@ -58,6 +64,10 @@ def _witness_text(data: dict[str, Any]) -> str:
         return ""
     if "p" in witness:
         return f"p = ({', '.join(witness['p'])}), q = ({', '.join(witness['q'])})"
+    if "target_vocab" in witness:
+        return (f"target vocabulary ({', '.join(witness['target_vocab'])}), draft "
+                f"({', '.join(witness['draft_vocab'])}), horizon {witness['horizon']} "
+                f"character{'s' if witness['horizon'] != 1 else ''}")
     return f"models on {len(witness['target'])} target prefixes, horizon {witness['horizon']}"
 
 
@@ -72,7 +82,24 @@ def _witness_json(entry: Any) -> Any:
         return None
     if isinstance(witness, SamplerWitness):
         return witness.to_json()
+    if entry.kind == "cross-vocab":
+        return _crossvocab_witness(entry)[0]
     return _step_witness(entry)[0]
+
+
+def _crossvocab_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
+    """A cross-vocabulary rule's stored witness, re-run exactly: JSON and the evidence."""
+    from verifier.crossvocab import check_crossvocab_step
+
+    witness = entry.witness
+    verdict = check_crossvocab_step(entry.rule, witness.target, witness.draft, witness.horizon)
+    found = CrossVocabCounterexample(verdict)
+    data: dict[str, Any] = {**verdict.to_json(), "reproduced": not verdict.passed,
+                            "reason": found.reason}
+    lines = [f"witness (horizon {found.horizon} characters):", *found.model_lines(), "",
+             found.crash or found.table(), "",
+             f"{'FAIL' if not verdict.passed else 'PASS'}: {found.reason}"]
+    return data, lines
 
 
 def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
@@ -159,6 +186,8 @@ def explain(name: str, *, as_json: bool, out: TextIO) -> int:
         evidence = [f"witness: p = {vector_text(verdict.p)}, q = {vector_text(verdict.q)}",
                     "", verdict.table(), "", f"{'FAIL' if not verdict.passed else 'PASS'}: "
                     f"{verdict.reason}"]
+    elif witness is not None and entry.kind == "cross-vocab":
+        data["witness"], evidence = _crossvocab_witness(entry)
     elif witness is not None:
         data["witness"], evidence = _step_witness(entry)
     if as_json:
@@ -179,7 +208,8 @@ def explain(name: str, *, as_json: bool, out: TextIO) -> int:
         out.write("\n" + "\n".join(evidence) + "\n")
     elif entry.lossless:
         path = _importable(entry.rule)
-        command = f"specexact audit {path}" if path else \
+        flag = " --kind cross-vocab" if entry.kind == "cross-vocab" else ""
+        command = f"specexact audit {path}{flag}" if path else \
             "specexact audit (it audits the whole catalogue)"
         out.write("\nNo witness: the rule preserves the target on every case the search "
                   f"tries.\nRe-check it with: {command}\n")

@@ -53,7 +53,8 @@ def _positive_int(text: str) -> int:
 AUDIT_EPILOG = """\
 TARGET is package.module:function or path/to/file.py:function.
 A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) -> tuple of
-tokens.  The kind is read from the signature unless --kind is given.
+tokens.  The kind is read from the signature unless --kind is given; a step whose draft
+has another vocabulary (judged on the law of text) needs --kind cross-vocab.
 Without TARGET, every rule of the bundled catalogue is audited and compared with its
 expected verdict.
 exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
@@ -76,14 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     audit.add_argument("target", nargs="?", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
-    audit.add_argument("--kind", choices=("sampler", "step"),
-                       help="what TARGET is (default: read from its signature, else sampler)")
+    audit.add_argument("--kind", choices=("sampler", "step", "cross-vocab"),
+                       help="what TARGET is (default: read from its signature, else "
+                            "sampler); cross-vocab: fn(target, draft, prefix, rng) with "
+                            "models over two vocabularies of strings, judged on the law of "
+                            "the emitted text")
     audit.add_argument("--vocab-sizes", metavar="A..B",
                        help="vocabulary sizes to cover (default 2..4 for samplers, "
-                            "2..3 for steps)")
+                            "2..3 for steps, 2..4 tokens per vocabulary for cross-vocab)")
     audit.add_argument("--horizon", type=_positive_int, metavar="N",
-                       help="steps: number of emitted tokens whose joint law is compared "
-                            "(default 3)")
+                       help="steps: number of emitted tokens whose joint law is compared; "
+                            "cross-vocab: number of characters of text (default 3)")
     audit.add_argument("--stateful", action="store_true",
                        help="steps: hand the step stateful models (verifier.CachedModel: "
                             "next_distribution, append, rollback, ...) and check that each "
