@@ -30,6 +30,7 @@ from properties.search import shrink_pair
 from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
 from properties.strategies import vocab_range
 from verifier.exact.tree import Budget
+from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
 from verifier.steps.verdict import StepVerdict, check_step
 from verifier.validation import check_integer
 from verifier.witness import StepWitness
@@ -115,7 +116,8 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
                 progress: Progress | None = None, stateful: bool = False,
                 one_hot_target: bool = False, kinds: Sequence[str] | None = None,
                 uniform_bits: int | None = None,
-                support_variants: Sequence[tuple[Any, int | None]] = ()) -> SearchResult:
+                support_variants: Sequence[tuple[Any, int | None]] = (),
+                processors: ProcessorPipeline | None = None) -> SearchResult:
     """Search for exact models on which ``step`` does not preserve the target's joint law.
 
     Compares the law of the first ``horizon`` tokens (the step run
@@ -126,21 +128,36 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
     ``support_variants`` are ``(step, uniform_bits)`` pairs judged after the
     exact check passes, for crashes, cache divergence, support violations and
-    invalid ids only (see :func:`properties.search_sampler`).
+    invalid ids only (see :func:`properties.search_sampler`).  ``processors`` (a
+    :class:`~verifier.steps.processors.ProcessorPipeline`) makes the reference the
+    processed target's law with its stopping; models on which the processors leave
+    no token on the target's own path have no such law and are skipped.
     """
     low, high = vocab_range(vocab_sizes)
     check_integer(horizon, "horizon", min_value=1)
 
-    def check(case: _Case) -> StepVerdict:
+    def judged(candidate: Any, case: _Case, bits: int | None) -> Any:
         target, draft = case.spec.models(stateful=stateful)
-        return check_step(step, target, draft, case.horizon, budget=budget,
-                          uniform_bits=uniform_bits)
+        try:
+            verdict = check_step(candidate, target, draft, case.horizon, budget=budget,
+                                 uniform_bits=bits, processors=processors)
+        except ProcessorsExhausted:
+            return _NO_LAW
+        cause = None if verdict.crash is None else verdict.crash.__cause__
+        if isinstance(cause, ProcessorsExhausted) and processors is not None \
+                and processors.reaches(case.spec.models()[0], cause.emitted):
+            # Past the horizon, on a path the processed target itself takes.
+            return _NO_LAW
+        return verdict
+
+    def check(case: _Case) -> StepVerdict:
+        verdict: StepVerdict = judged(step, case, uniform_bits)
+        return verdict
 
     def variant_check(variant: Any, bits: int | None) -> Callable[[_Case], StepVerdict]:
         def check_variant(case: _Case) -> StepVerdict:
-            target, draft = case.spec.models(stateful=stateful)
-            return check_step(variant, target, draft, case.horizon, budget=budget,
-                              uniform_bits=bits)
+            verdict: StepVerdict = judged(variant, case, bits)
+            return verdict
         return check_variant
 
     edge = [_Case(spec, horizon)
@@ -153,13 +170,27 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
         check=with_variants(check, [variant_check(v, bits) for v, bits in support_variants]),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
         key=rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target} "
-                          f"{uniform_bits} {len(support_variants)}"),
+                          f"{uniform_bits} {len(support_variants)} {processors or ''}"),
         edge_families=_STEP_EDGE_FAMILIES,
         families=(*families, "context-free and context-dependent"),
         score_label="TV(joint law)")
+    note = f" with horizon {horizon}"
+    if processors is not None and not processors.identity:
+        note += f" under {processors}"
     return search(adapter, low=low, high=high, examples=examples, settings=settings,
-                  seed=seed, progress=progress, sizes_note=f" with horizon {horizon}")
+                  seed=seed, progress=progress, sizes_note=note)
+
+
+class _NoLaw:
+    """A case whose processed target has no law (the processors leave no token): skipped."""
+
+    passed = True
+    tv = None
+
+
+_NO_LAW = _NoLaw()
 
 
 def _witness(case: _Case, verdict: StepVerdict) -> StepWitness:
-    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec)
+    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec,
+                       processors=verdict.processors)

@@ -60,7 +60,8 @@ def test_every_witness_refutes_its_rule(entry: Entry):
         assert len(w.p) <= 3
         assert math.lcm(*(x.denominator for x in (*w.p, *w.q))) <= 15
     else:
-        verdict = check_step(entry.rule, w.target, w.draft, w.horizon)
+        verdict = check_step(entry.rule, w.target, w.draft, w.horizon,
+                             processors=entry.processors)
         assert not verdict.passed
         assert w.horizon <= 3
 

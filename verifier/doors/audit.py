@@ -19,6 +19,7 @@ from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import Verdict, check_sampler
+from verifier.steps.processors import ProcessorPipeline
 from verifier.steps.verdict import check_step
 from verifier.validation import (
     check_choice,
@@ -85,6 +86,9 @@ class AuditOptions:
     #: exactly again with ``rng.random()`` on the float32 grid (as torch.rand draws
     #: it), for crashes and mass where the target has none.  False: ideal uniform only.
     grid_check: bool = True
+    #: Steps: the processors and stopping (a :class:`verifier.ProcessorPipeline`) the
+    #: step is called with; the reference is then the processed target's law.
+    processors: Any = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", ("sampler", "step"))
@@ -106,6 +110,12 @@ class AuditOptions:
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
+        if self.processors is not None:
+            check_type(self.processors, "processors", ProcessorPipeline,
+                       "a verifier.ProcessorPipeline or None")
+            if self.kind == "sampler":
+                msg = "processors apply to steps, not samplers (give the processed p instead)"
+                raise InvalidArgument(msg)
         if self.kind == "step" and self.floats is not None:
             msg = "floats applies to samplers, not steps"
             raise InvalidArgument(msg)
@@ -200,6 +210,11 @@ class StepCounterexample:
     def crash(self) -> str | None:
         crash = self.verdict.crash
         return None if crash is None else str(crash)
+
+    @property
+    def processors(self) -> Any:
+        """The processors and stopping the step was judged under (None: none)."""
+        return getattr(self.verdict, "processors", None)
 
     @property
     def reason(self) -> str:
@@ -434,7 +449,8 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
 
         result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
                              one_hot_target=opts.one_hot_target,
-                             support_variants=variants, **kwargs)
+                             support_variants=variants, processors=opts.processors,
+                             **kwargs)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):
@@ -466,7 +482,7 @@ def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any) -
         if opts.kind == "sampler":
             return check_sampler(fn, witness.p, witness.q, budget=opts.budget).passed
         return check_step(fn, witness.target, witness.draft, witness.horizon,
-                          budget=opts.budget).passed
+                          budget=opts.budget, processors=opts.processors).passed
     except SpecexactError:  # no verdict with the ideal uniform: say nothing more
         return False
 

@@ -73,7 +73,7 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
     assert isinstance(found, StepCounterexample)
     step: dict[str, Any] = {
         **step_witness_json(found.target, found.draft, found.horizon, found.expected,
-                            found.actual),
+                            found.actual, found.processors),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "first_difference": None if found.first_difference is None
         else prefix_key(found.first_difference),

@@ -1,0 +1,3 @@
+"""placeholder"""
+ALGORITHM_SAMPLER_RULES: tuple = ()
+ALGORITHM_STEP_RULES: tuple = ()
