@@ -46,6 +46,7 @@ __all__ = [
     "iid_set_law",
     "multidraft_gaps",
     "optimal_acceptance",
+    "cdf_boundary_preceding",
     "optimal_flow",
     "spechub_set_law",
     "top_set_law",
@@ -156,6 +157,20 @@ def optimal_acceptance(p: Probs, set_law: SetLaw) -> Fraction:
     return best
 
 
+_FLOWS: dict[Any, dict[tuple[DraftSet, int], Fraction]] = {}
+
+
+def _cached_flow(p: Probs, set_law: SetLaw) -> dict[tuple[DraftSet, int], Fraction]:
+    # A sampler call recomputes its coupling on every path the enumeration runs.
+    key = (tuple(p), tuple(sorted(set_law.items())))
+    flow = _FLOWS.get(key)
+    if flow is None:
+        if len(_FLOWS) > 4096:
+            _FLOWS.clear()
+        flow = _FLOWS[key] = optimal_flow(p, set_law)
+    return flow
+
+
 def optimal_flow(p: Probs, set_law: SetLaw) -> dict[tuple[DraftSet, int], Fraction]:
     """An optimal coupling: the flow f(S, x) of a maximum flow (exact augmenting paths).
 
@@ -231,7 +246,7 @@ def _trace(parent: Mapping[int, tuple[DraftSet, int | None]], last: int, amount:
 def _verify_optimally(p: Probs, set_law: SetLaw, drafts: Sequence[Any], rng: Any) -> Any:
     """Given the drafted set, the optimal coupling's conditional law, then the leftover."""
     key = tuple(sorted({int(x) for x in drafts}))
-    flow = optimal_flow(p, set_law)
+    flow = _cached_flow(p, set_law)
     mass = set_law.get(key, _ZERO)
     weights = [flow.get((key, x), _ZERO) for x in key]
     spare = mass - sum(weights, _ZERO)
@@ -261,7 +276,7 @@ def optimal_iid_fallback_p(p: list[Fraction], q: list[Fraction], rng: Any) -> An
     drafts = [rng.categorical(q) for _ in range(2)]
     law = iid_set_law(q)
     key = tuple(sorted({int(x) for x in drafts}))
-    flow = optimal_flow(p, law)
+    flow = _cached_flow(p, law)
     weights = [flow.get((key, x), _ZERO) for x in key]
     pick = rng.categorical([*weights, law[key] - sum(weights, _ZERO)])
     return key[pick] if pick < len(key) else rng.categorical(p)
@@ -308,8 +323,20 @@ def spechub_multiround(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     return rng.categorical(r)
 
 
+_SELECTED: dict[Any, list[Fraction]] = {}
+
+
 def _is_selected_law(p: Probs, q: Probs) -> list[Fraction]:
     """The law of the token importance-sampling selection picks from two i.i.d. drafts."""
+    key = (tuple(p), tuple(q))
+    if key not in _SELECTED:
+        if len(_SELECTED) > 4096:
+            _SELECTED.clear()
+        _SELECTED[key] = _selected_law(p, q)
+    return _SELECTED[key]
+
+
+def _selected_law(p: Probs, q: Probs) -> list[Fraction]:
     law = [_ZERO] * len(p)
     for a, b in itertools.product(range(len(q)), repeat=2):
         mass = q[a] * q[b]
@@ -346,6 +373,25 @@ def is_selection_ratio_q(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     if rng.random() * q[x] < p[x]:
         return x
     return rng.categorical(residual(p, q))
+
+
+def cdf_boundary_preceding(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Bug: the residual is drawn by an inverse CDF that puts a uniform landing exactly on
+    a bucket boundary in the preceding bucket (``u <= cdf[i]`` instead of ``u < cdf[i]``):
+    u = 0 picks token 0 even when it has no mass (SGLang #35798).  Invisible with an
+    ideal uniform; on the float32 grid (0 included) it emits tokens with p = 0."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    weights = residual(p, q)
+    total = sum(weights, _ZERO)
+    u = rng.random()
+    cumulative = _ZERO
+    for token, w in enumerate(weights):
+        cumulative += w / total
+        if u <= cumulative:
+            return token
+    return len(weights) - 1
 
 
 # --------------------------------------------------------------------------
@@ -572,6 +618,11 @@ ALGORITHM_SAMPLER_RULES: tuple[SamplerRule, ...] = (
                 "SpecHub's hub pairs verified by SpecInfer multi-round as if both tokens were "
                 "draws from q: the hub, always drafted, is tested with the ratio r/q.",
                 "Sun et al., EMNLP 2024 (SpecHub)", _w(["0", "2/3", "1/3"], ["2/3", "1/3", "0"])),
+    SamplerRule("cdf-boundary-preceding-bucket", False, cdf_boundary_preceding,
+                "The residual drawn by an inverse CDF that puts a uniform on a bucket "
+                "boundary into the preceding bucket: u = 0 on the float32 grid emits token "
+                "0 where it has no mass. Judged with uniform_bits = 24.", "SGLang #35798",
+                _w(["0", "1"], ["1", "0"]), uniform_bits=24),
     SamplerRule("is-selection-ratio-q", False, is_selection_ratio_q,
                 "Importance-sampling selection, then the selected draft verified with q "
                 "instead of the law s the selection induces.", "Khisti et al., ICLR 2025",

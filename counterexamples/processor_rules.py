@@ -135,7 +135,7 @@ _LOSSLESS = [
           "Exact-match (sampler-match) verification on the processed target: y ~ p at each "
           "position, drafts kept while they equal y. Every token is a target sample: "
           "lossless, though publicly suspected.", "lablup/mlxcel #992 (refuting #902)",
-          "penalties"),
+          "bias-min-p"),
     _rule("one-hot-fallback-step", True, ps.one_hot_fallback,
           "Draft probabilities dropped: each sampled draft is verified as if q were "
           "one-hot, accept with p(x), else p with x removed. Wasteful but lossless.",

@@ -415,15 +415,21 @@ class Stopping:
         return bool(self.eos or self.stop_sequences or self.max_new_tokens is not None)
 
     def finished(self, sequence: Sequence[Any]) -> bool:
-        """Whether ``sequence`` has stopped (its last token ended it)."""
-        seq = _ids(sequence)
-        if not seq:
+        """Whether ``sequence`` has stopped (its last token ended it).
+
+        Only the tokens a rule looks at are read (a lazy draft elsewhere stays undrawn).
+        """
+        n = len(sequence)
+        if not n or not self.active:
             return False
-        if seq[-1] in self.eos:
+        if self.max_new_tokens is not None and n >= self.max_new_tokens:
             return True
-        if any(len(s) <= len(seq) and seq[len(seq) - len(s):] == s for s in self.stop_sequences):
+        if self.eos and operator.index(sequence[-1]) in self.eos:
             return True
-        return self.max_new_tokens is not None and len(seq) >= self.max_new_tokens
+        for stop in self.stop_sequences:
+            if len(stop) <= n and _ids(sequence[n - len(stop):]) == stop:
+                return True
+        return False
 
     def to_json(self) -> dict[str, Any]:
         return {"eos": list(self.eos), "stop_sequences": [list(s) for s in self.stop_sequences],
@@ -442,6 +448,8 @@ class Stopping:
 
 
 _STATELESS = (MinP, TopK, TopP, Temperature)
+#: Processors whose result does not depend on the emitted tokens.
+_STATELESS_STAGES = (Warp, LogitBias)
 
 
 def _as_processor(item: Any) -> Any:
@@ -485,9 +493,16 @@ class ProcessorPipeline:
 
     def weights(self, emitted: Sequence[Any], row: Sequence[Any]) -> Weights:
         """The processed, unnormalised weights after ``emitted``."""
-        ids = _ids(emitted)
+        # Stateless stages never look at the tokens: leaving them unread keeps lazy
+        # drafts undrawn (the exact enumeration then does not branch on them).
+        ids: Prefix | None = None
         weights: Weights = tuple(Fraction(w) for w in row)
         for processor in self.processors:
+            if isinstance(processor, _STATELESS_STAGES):
+                weights = tuple(processor((), weights))
+                continue
+            if ids is None:
+                ids = _ids(emitted)
             weights = tuple(processor(ids, weights))
         return weights
 
@@ -498,7 +513,7 @@ class ProcessorPipeline:
         if not total:
             msg = (f"the processors ({self}) leave no token with positive probability after "
                    f"{_ids(emitted)}: the processed law is undefined there")
-            raise ProcessorsExhausted(msg, _ids(emitted))
+            raise ProcessorsExhausted(msg, _ids(emitted))  # the message read them anyway
         return tuple(w / total for w in weights)
 
     def reaches(self, model: Any, sequence: Sequence[int]) -> bool:
