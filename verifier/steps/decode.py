@@ -163,7 +163,7 @@ def accepts_processors(step: Any) -> bool:
         parameters = inspect.signature(step).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "processors" and p.kind != p.POSITIONAL_ONLY
+    return any((p.name == "processors" and p.kind != p.POSITIONAL_ONLY)
                or p.kind == p.VAR_KEYWORD for p in parameters)
 
 
