@@ -335,8 +335,11 @@ _SAMPLER_NAMES = frozenset({"p", "q"})
 
 
 def _binds(signature: inspect.Signature, count: int) -> bool:
+    # A step may take the processors (verifier.ProcessorPipeline) as a fifth argument.
+    extra = {"processors": None} if count == 4 and "processors" in signature.parameters \
+        else {}
     try:
-        signature.bind(*range(count))
+        signature.bind(*range(count), **extra)
     except TypeError:
         return False
     return True
@@ -390,8 +393,10 @@ def describe_arity_problem(fn: Callable[..., Any], kind: Kind) -> str | None:
     except (TypeError, ValueError):
         return None
     args = ("p", "q", "rng") if kind == "sampler" else ("target", "draft", "prefix", "rng")
+    extra = {"processors": None} if kind == "step" and "processors" in signature.parameters \
+        else {}
     try:
-        signature.bind(*args)
+        signature.bind(*args, **extra)
     except TypeError as exc:
         return (f"a {kind} is called as fn({', '.join(args)}), but this function's "
                 f"signature is {signature}: {exc}")

@@ -99,6 +99,8 @@ def result_json(result: AuditResult) -> dict[str, Any]:
     }
     if result.kind == "step":
         data["horizon"] = result.options.depth
+        pipeline = result.options.processors
+        data["processors"] = None if pipeline is None else pipeline.to_json()
     return data
 
 
@@ -131,6 +133,9 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     elif isinstance(found, StepCounterexample):
         lines.append(f"minimal witness (models over every prefix the run asked for, "
                      f"horizon {found.horizon}):")
+        if found.processors is not None:
+            lines.append(f"  processors (applied to the target's rows below): "
+                         f"{found.processors}")
         lines.extend(model_lines("target", found.target))
         lines.extend(model_lines("draft", found.draft))
         lines.append("")

@@ -62,7 +62,26 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
         raise InvalidArgument(msg)
     return AuditOptions(kind="step" if kind == "step" else "sampler", vocab_sizes=sizes,
                         horizon=args.horizon, examples=args.examples, seed=args.seed,
-                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
+                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful,
+                        processors=_processors(args, kind))
+
+
+def _processors(args: argparse.Namespace, kind: str) -> Any:
+    """The pipeline named by --processors (None without it)."""
+    name = getattr(args, "processors", None)
+    if name is None:
+        return None
+    if kind == "sampler":
+        msg = "--processors applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    from verifier.steps.processors import ProcessorPipeline
+
+    pipeline = load_target(name)
+    if not isinstance(pipeline, ProcessorPipeline):
+        msg = (f"--processors {name} is a {type(pipeline).__name__}, not a "
+               "verifier.ProcessorPipeline")
+        raise InvalidArgument(msg)
+    return pipeline
 
 
 def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:
