@@ -49,7 +49,7 @@ CONFIGS: dict[str, ProcessorPipeline] = {
     "logit-bias": ProcessorPipeline((LogitBias({0: _F(1, 3)}),)),
     "top-k-top-p": ProcessorPipeline((TopK(2), TopP(_F(1, 2)))),
     "bad-words": ProcessorPipeline((BadWords(((0, 0),)),)),
-    "bad-words-ngram": ProcessorPipeline((BadWords(((1, 0),)), NoRepeatNGram(2))),
+    "bad-words-ngram": ProcessorPipeline((BadWords(((1, 0),)), NoRepeatNGram(3))),
     "no-repeat-ngram": ProcessorPipeline((NoRepeatNGram(2),)),
     # Token 1 ends the reasoning; after it, tokens must alternate 0, then anything but 0.
     "grammar": ProcessorPipeline((TokenGrammar({(0, 0): 1, (1, 1): 0, (1, 2): 0},
@@ -112,7 +112,7 @@ _LOSSLESS = [
           "rules): the ratio and residual use the filtered target law.", _SHEET,
           "top-k-top-p"),
     _rule("processed-chain-bad-words-ngram", True, ps.processed_chain,
-          "The processed chain rule with a banned word (1, 0) and no repeated 2-gram: the "
+          "The processed chain rule with a banned word (1, 0) and no repeated 3-gram: the "
           "bans depend on the drafts accepted so far in the window.", _SHEET,
           "bad-words-ngram"),
     _rule("processed-chain-grammar", True, ps.processed_chain,

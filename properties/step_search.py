@@ -136,19 +136,16 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     low, high = vocab_range(vocab_sizes)
     check_integer(horizon, "horizon", min_value=1)
 
+    skipped: set[_Case] = set()
+
     def judged(candidate: Any, case: _Case, bits: int | None) -> Any:
         target, draft = case.spec.models(stateful=stateful)
         try:
-            verdict = check_step(candidate, target, draft, case.horizon, budget=budget,
-                                 uniform_bits=bits, processors=processors)
+            return check_step(candidate, target, draft, case.horizon, budget=budget,
+                              uniform_bits=bits, processors=processors)
         except ProcessorsExhausted:
+            skipped.add(case)
             return _NO_LAW
-        cause = None if verdict.crash is None else verdict.crash.__cause__
-        if isinstance(cause, ProcessorsExhausted) and processors is not None \
-                and processors.reaches(case.spec.models()[0], cause.emitted):
-            # Past the horizon, on a path the processed target itself takes.
-            return _NO_LAW
-        return verdict
 
     def check(case: _Case) -> StepVerdict:
         verdict: StepVerdict = judged(step, case, uniform_bits)
@@ -177,8 +174,13 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon
     note = f" with horizon {horizon}"
     if processors is not None and not processors.identity:
         note += f" under {processors}"
-    return search(adapter, low=low, high=high, examples=examples, settings=settings,
-                  seed=seed, progress=progress, sizes_note=note)
+    result = search(adapter, low=low, high=high, examples=examples, settings=settings,
+                    seed=seed, progress=progress, sizes_note=note)
+    if skipped:
+        result = replace(result, covered=f"{result.covered} {len(skipped)} of them had no "
+                         "processed law (the processors leave no token on the target's "
+                         "path) and were skipped.")
+    return result
 
 
 class _NoLaw:

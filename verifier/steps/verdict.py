@@ -24,7 +24,7 @@ from verifier.steps.decode import (
     law_by_prefix,
 )
 from verifier.steps.models import format_prefix
-from verifier.steps.processors import ProcessorPipeline
+from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
 from verifier.tables import exact_text, omit_identical, render_table, signed
 from verifier.witness import step_witness_json
 
@@ -230,7 +230,8 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     stopped (EOS, a stop sequence, max_new_tokens) ends; the step is called with
     ``processors=pipeline`` (a step without that parameter ignores them) and must
     apply them at every position it emits and stop where the sequence stops.
-    Where the processors leave no token on the target's own path,
+    Where the processors leave no token on the processed target's own path (also
+    past the horizon, where a step reads its bonus row),
     :class:`~verifier.steps.processors.ProcessorsExhausted` is raised.
 
     A step that raises, or returns something that is not a non-empty tuple
@@ -256,5 +257,11 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     try:
         _compose(step, t, d, run, clock, uniform_bits, pipeline)
     except SamplerFailure as failure:
+        cause = failure.__cause__
+        if isinstance(cause, ProcessorsExhausted) and pipeline is not None \
+                and pipeline.reaches(t.recorder.row, cause.emitted):
+            # Past the horizon, on a path the processed target takes: the models and
+            # processors have no law there, whatever the step does.
+            raise cause from None
         return verdict(None, failure)
     return verdict(compare_decodes(expected, run.law, vocab_size))
