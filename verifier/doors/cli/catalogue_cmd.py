@@ -129,8 +129,12 @@ def list_catalogue(*, as_json: bool, out: TextIO, markdown: bool = False) -> int
             if data["max_tv"] is not None:
                 verdict += f" (max TV {data['max_tv']})"
             summary = _first_sentence(entry.summary).replace("|", "\\|")
+            witness = _witness_text(data)
+            if getattr(entry, "processors", None) is not None:
+                witness = f"{witness}; " if witness else ""
+                witness += f"under {entry.processors}".replace("|", "\\|")
             lines.append(f"| `{entry.name}` | {entry.kind} | {verdict} | "
-                         f"{_witness_text(data)} | {summary} |")
+                         f"{witness} | {summary} |")
         out.write("\n".join(lines) + "\n")
         return 0
     rows = [("rule", "kind", "verdict", "source")]
