@@ -76,10 +76,16 @@ def _processors(args: argparse.Namespace, kind: str) -> Any:
         raise InvalidArgument(msg)
     from verifier.steps.processors import ProcessorPipeline
 
-    pipeline = load_target(name)
+    try:
+        pipeline: Any = load_target(name)
+    except InvalidArgument as exc:
+        if not str(exc).endswith("not a function"):
+            raise
+        pipeline = None  # a value that is not callable: not a pipeline either
     if not isinstance(pipeline, ProcessorPipeline):
-        msg = (f"--processors {name} is a {type(pipeline).__name__}, not a "
-               "verifier.ProcessorPipeline")
+        what = "" if pipeline is None else f" is a {type(pipeline).__name__},"
+        msg = (f"--processors {name}{what} must name a verifier.ProcessorPipeline "
+               "(processors and stopping), e.g. module:PIPELINE")
         raise InvalidArgument(msg)
     return pipeline
 
