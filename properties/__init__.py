@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
+from properties.processor_search import (
+    PROCESSOR_PANEL,
+    processor_pipelines,
+    search_processed_step,
+)
 from properties.properties import (
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
@@ -53,6 +58,7 @@ __all__ = [  # noqa: RUF022
     "EDGE_FAMILIES",
     "ExitReason",
     "PAIR_FAMILIES",
+    "PROCESSOR_PANEL",
     "Phase",
     "STEP_MODEL_KINDS",
     "SamplerWitness",
@@ -72,8 +78,10 @@ __all__ = [  # noqa: RUF022
     "pq_pairs",
     "preserves_joint_law",
     "preserves_target",
+    "processor_pipelines",
     "sampler_edge_cases",
     "search_floats",
+    "search_processed_step",
     "search_sampler",
     "search_step",
     "shrink_pair",

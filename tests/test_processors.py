@@ -169,3 +169,45 @@ def test_exhausted_processors_on_the_targets_path_raise():
     pipe = ProcessorPipeline((LogitBias({0: 0}),))
     with pytest.raises(ProcessorsExhausted):
         check_step(plain, ContextFreeModel((F(1), F(0))), None, 1, processors=pipe)
+
+
+# ---- a step that takes processors, audited without a named configuration ----------
+
+
+def test_the_panel_judges_a_step_under_each_processor_kind():
+    from counterexamples import get
+    from properties import PROCESSOR_PANEL, search_processed_step
+
+    result = search_processed_step(plain, examples=5)
+    assert result.status == "pass"
+    assert f"each of {len(PROCESSOR_PANEL)} pipelines" in result.covered
+    wrong = search_processed_step(get("min-p-bonus-only").rule, examples=5)
+    assert wrong.status == "fail" and wrong.witness.processors is PROCESSOR_PANEL[0][1]
+
+
+def test_audit_uses_the_panel_only_for_steps_that_take_processors():
+    from verifier import AuditOptions
+    from verifier.doors.audit import audit
+
+    result = audit(plain, AuditOptions(kind="step", examples=3))
+    assert result.passed and "The step takes processors" in result.coverage
+    assert "takes processors" not in audit(ignores, AuditOptions(kind="step", examples=3)
+                                           ).coverage
+
+
+def test_random_pipelines_are_valid():
+    from hypothesis import given, settings
+
+    from properties import processor_pipelines
+
+    @settings(max_examples=25, database=None, deadline=None)
+    @given(processor_pipelines(vocab_size=3))
+    def check(pipe):
+        assert isinstance(pipe, ProcessorPipeline)
+        try:
+            row = pipe((0, 1), THIRDS)
+        except ProcessorsExhausted:
+            return
+        assert sum(row) == 1
+
+    check()

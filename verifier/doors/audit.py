@@ -19,6 +19,7 @@ from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import Verdict, check_sampler
+from verifier.steps.decode import accepts_processors
 from verifier.steps.processors import ProcessorPipeline
 from verifier.steps.verdict import check_step
 from verifier.validation import (
@@ -450,12 +451,17 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         result = search_sampler(fn, uniform_bits=opts.uniform_bits,
                                 support_variants=variants, **kwargs)
     else:
-        from properties import search_step
+        from properties import search_processed_step, search_step
 
-        result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
-                             one_hot_target=opts.one_hot_target,
-                             support_variants=variants, processors=opts.processors,
-                             **kwargs)
+        # A step that takes processors and was given none is judged under a panel of
+        # pipelines (one per processor kind, and stopping).
+        search = search_processed_step if opts.processors is None \
+            and accepts_processors(fn) else search_step
+        step_options = {} if search is search_processed_step \
+            else {"processors": opts.processors}
+        result = search(fn, horizon=opts.depth, stateful=opts.stateful,
+                        one_hot_target=opts.one_hot_target, support_variants=variants,
+                        **step_options, **kwargs)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):
@@ -487,7 +493,9 @@ def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any) -
         if opts.kind == "sampler":
             return check_sampler(fn, witness.p, witness.q, budget=opts.budget).passed
         return check_step(fn, witness.target, witness.draft, witness.horizon,
-                          budget=opts.budget, processors=opts.processors).passed
+                          budget=opts.budget,
+                          processors=getattr(witness, "processors", None)
+                          or opts.processors).passed
     except SpecexactError:  # no verdict with the ideal uniform: say nothing more
         return False
 
