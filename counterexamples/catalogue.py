@@ -21,6 +21,8 @@ from counterexamples import multidraft, pipeline_rules
 from counterexamples import samplers as s
 from counterexamples.crossvocab_rules import CROSSVOCAB_RULES
 from counterexamples.lookup import by_name
+from counterexamples.new_algorithms import ALGORITHM_SAMPLER_RULES, ALGORITHM_STEP_RULES
+from counterexamples.processor_rules import PROCESSOR_RULES
 from counterexamples.steps import STEP_RULES
 from verifier.witness import SamplerWitness, StepWitness
 
@@ -57,6 +59,8 @@ class Entry:
     uniform_bits: int | None = None
     stateful: bool = False
     target_kind: str = "any"
+    #: Steps: the processors and stopping the rule is judged under (a ProcessorPipeline).
+    processors: Any = None
 
 
 def _sampler(name: str, rule: Callable[..., Any], summary: str, source: str | None,
@@ -243,10 +247,16 @@ _LOSSY_BY_DESIGN = (
 )
 
 
-def _step_entries() -> tuple[Entry, ...]:
+def _step_entries(rules: Sequence[Any] = STEP_RULES) -> tuple[Entry, ...]:
     return tuple(Entry(rule.name, "step", rule.lossless, rule.rule, rule.summary,
                        rule.source, rule.witness, stateful=rule.stateful,
-                       target_kind=rule.target_kind) for rule in STEP_RULES)
+                       target_kind=rule.target_kind, processors=rule.processors)
+                 for rule in rules)
+
+
+def _new_sampler_entries(rules: Sequence[Any]) -> tuple[Entry, ...]:
+    return tuple(_sampler(r.name, r.rule, r.summary, r.source, r.witness,
+                          uniform_bits=r.uniform_bits) for r in rules)
 
 
 def _crossvocab_entries() -> tuple[Entry, ...]:
@@ -256,7 +266,8 @@ def _crossvocab_entries() -> tuple[Entry, ...]:
 
 _ENTRIES: tuple[Entry, ...] = tuple(
     sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries(),
-            *_crossvocab_entries()),
+            *_step_entries(PROCESSOR_RULES), *_step_entries(ALGORITHM_STEP_RULES),
+            *_new_sampler_entries(ALGORITHM_SAMPLER_RULES), *_crossvocab_entries()),
            key=lambda e: (not e.lossless, e.lossy_by_design, e.kind)))
 
 

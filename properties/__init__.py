@@ -20,6 +20,11 @@ from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
 from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
 from properties.minimal import Minimality, minimise_pair
+from properties.processor_search import (
+    PROCESSOR_PANEL,
+    processor_pipelines,
+    search_processed_step,
+)
 from properties.properties import (
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
@@ -71,6 +76,7 @@ __all__ = [  # noqa: RUF022
     "FLOAT_HAZARDS",
     "Minimality",
     "PAIR_FAMILIES",
+    "PROCESSOR_PANEL",
     "Phase",
     "STEP_MODEL_KINDS",
     "SamplerWitness",
@@ -96,9 +102,11 @@ __all__ = [  # noqa: RUF022
     "pq_pairs",
     "preserves_joint_law",
     "preserves_target",
+    "processor_pipelines",
     "sampler_edge_cases",
     "search_crossvocab",
     "search_floats",
+    "search_processed_step",
     "search_sampler",
     "search_step",
     "shrink_pair",

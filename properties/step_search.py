@@ -32,6 +32,7 @@ from properties.strategies import vocab_range
 from verifier.errors import SpecexactError
 from verifier.exact.tree import Budget
 from verifier.steps import step_law
+from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
 from verifier.steps.verdict import StepVerdict, check_step
 from verifier.validation import check_integer
 from verifier.witness import StepWitness
@@ -123,7 +124,8 @@ def _shrink_case(case: _Case, fails: Callable[[_Case], Any], low: int) -> _Case:
 
 
 def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = False,
-                   budget: Budget | None = None) -> tuple[int, int | None]:
+                   budget: Budget | None = None,
+                   processors: ProcessorPipeline | None = None) -> tuple[int, int | None]:
     """The horizon a search of ``step`` uses by default, and the longest output it saw.
 
     One call of the step is enumerated exactly on each of the ``specs`` (the
@@ -138,7 +140,7 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
     for spec in specs:
         target, draft = spec.models(stateful=stateful)
         try:
-            law = step_law(step, target, draft, budget=budget)
+            law = step_law(step, target, draft, budget=budget, processors=processors)
         except SpecexactError:
             continue
         size = max(len(out) for out, prob in law.items() if prob and isinstance(out, tuple))
@@ -169,7 +171,8 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
                 progress: Progress | None = None, stateful: bool = False,
                 one_hot_target: bool = False, kinds: Sequence[str] | None = None,
                 uniform_bits: int | None = None,
-                support_variants: Sequence[tuple[Any, int | None]] = ()) -> SearchResult:
+                support_variants: Sequence[tuple[Any, int | None]] = (),
+                processors: ProcessorPipeline | None = None) -> SearchResult:
     """Search for exact models on which ``step`` does not preserve the target's joint law.
 
     Compares the law of the first ``horizon`` tokens (the step run
@@ -182,28 +185,41 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
     ``support_variants`` are ``(step, uniform_bits)`` pairs judged after the
     exact check passes, for crashes, cache divergence, support violations and
-    invalid ids only (see :func:`properties.search_sampler`).
+    invalid ids only (see :func:`properties.search_sampler`).  ``processors`` (a
+    :class:`~verifier.steps.processors.ProcessorPipeline`) makes the reference the
+    processed target's law with its stopping; models on which the processors leave
+    no token on the target's own path have no such law and are skipped.
     """
     low, high = vocab_range(vocab_sizes)
     specs = step_edge_cases(low, high, one_hot_target=one_hot_target)
     if horizon is None:
-        horizon, longest = choose_horizon(step, specs, stateful=stateful, budget=budget)
+        horizon, longest = choose_horizon(step, specs, stateful=stateful, budget=budget,
+                                          processors=processors)
         note = _horizon_note(horizon, longest, False)
     else:
         check_integer(horizon, "horizon", min_value=1)
         note = _horizon_note(horizon, None, True)
     depth = horizon
 
-    def check(case: _Case) -> StepVerdict:
+    skipped: set[_Case] = set()
+
+    def judged(candidate: Any, case: _Case, bits: int | None) -> Any:
         target, draft = case.spec.models(stateful=stateful)
-        return check_step(step, target, draft, case.horizon, budget=budget,
-                          uniform_bits=uniform_bits)
+        try:
+            return check_step(candidate, target, draft, case.horizon, budget=budget,
+                              uniform_bits=bits, processors=processors)
+        except ProcessorsExhausted:
+            skipped.add(case)
+            return _NO_LAW
+
+    def check(case: _Case) -> StepVerdict:
+        verdict: StepVerdict = judged(step, case, uniform_bits)
+        return verdict
 
     def variant_check(variant: Any, bits: int | None) -> Callable[[_Case], StepVerdict]:
         def check_variant(case: _Case) -> StepVerdict:
-            target, draft = case.spec.models(stateful=stateful)
-            return check_step(variant, target, draft, case.horizon, budget=budget,
-                              uniform_bits=bits)
+            verdict: StepVerdict = judged(variant, case, bits)
+            return verdict
         return check_variant
 
     edge = [_Case(spec, depth) for spec in specs]
@@ -215,14 +231,31 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
         check=with_variants(check, [variant_check(v, bits) for v, bits in support_variants]),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
         key=rule_key(step, f"step {low}-{high} h{depth} {stateful} {one_hot_target} "
-                          f"{uniform_bits} {len(support_variants)}"),
+                          f"{uniform_bits} {len(support_variants)} {processors or ''}"),
         edge_families=_STEP_EDGE_FAMILIES,
         families=(*families, "context-free and context-dependent"),
         score_label="TV(joint law)")
+    if processors is not None and not processors.identity:
+        note += f" under {processors}"
     result = search(adapter, low=low, high=high, examples=examples, settings=settings,
                     seed=seed, progress=progress, sizes_note=note)
+    if skipped:
+        result = replace(result, covered=f"{result.covered} {len(skipped)} of them had no "
+                         "processed law (the processors leave no token on the target's "
+                         "path) and were skipped.")
     return replace(result, horizon=depth)
 
 
+class _NoLaw:
+    """A case whose processed target has no law (the processors leave no token): skipped."""
+
+    passed = True
+    tv = None
+
+
+_NO_LAW = _NoLaw()
+
+
 def _witness(case: _Case, verdict: StepVerdict) -> StepWitness:
-    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec)
+    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec,
+                       processors=verdict.processors)

@@ -64,7 +64,8 @@ def test_every_witness_refutes_its_rule(entry: Entry):
         assert not verdict.passed
         assert w.horizon <= 3
     else:
-        verdict = check_step(entry.rule, w.target, w.draft, w.horizon)
+        verdict = check_step(entry.rule, w.target, w.draft, w.horizon,
+                             processors=entry.processors)
         assert not verdict.passed
         assert w.horizon <= 3
 

@@ -23,7 +23,8 @@ def search(entry: Entry) -> SearchResult:
     if entry.kind == "cross-vocab":
         return search_crossvocab(entry.rule)
     return search_step(entry.rule, stateful=entry.stateful,
-                       one_hot_target=entry.target_kind == "one-hot")
+                       one_hot_target=entry.target_kind == "one-hot",
+                       processors=entry.processors)
 
 
 def test_naive_fallback_is_found_among_the_first_cases():

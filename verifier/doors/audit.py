@@ -20,6 +20,8 @@ from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import Verdict, check_sampler, support_finding
+from verifier.steps.decode import accepts_processors
+from verifier.steps.processors import ProcessorPipeline
 from verifier.steps.verdict import check_step
 from verifier.validation import (
     check_choice,
@@ -100,6 +102,9 @@ class AuditOptions:
     #: exactly again with ``rng.random()`` on the float32 grid (as torch.rand draws
     #: it), for crashes and mass where the target has none.  False: ideal uniform only.
     grid_check: bool = True
+    #: Steps: the processors and stopping (a :class:`verifier.ProcessorPipeline`) the
+    #: step is called with; the reference is then the processed target's law.
+    processors: Any = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
@@ -121,6 +126,13 @@ class AuditOptions:
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
+        if self.processors is not None:
+            check_type(self.processors, "processors", ProcessorPipeline,
+                       "a verifier.ProcessorPipeline or None")
+            if self.kind != "step":
+                msg = (f"processors apply to steps, not to kind={self.kind!r} (for a "
+                       "sampler, give the processed p instead)")
+                raise InvalidArgument(msg)
         if self.kind != "sampler" and self.floats is not None:
             msg = f"floats applies to samplers, not to kind={self.kind!r}"
             raise InvalidArgument(msg)
@@ -215,6 +227,11 @@ class StepCounterexample:
     def crash(self) -> str | None:
         crash = self.verdict.crash
         return None if crash is None else str(crash)
+
+    @property
+    def processors(self) -> Any:
+        """The processors and stopping the step was judged under (None: none)."""
+        return getattr(self.verdict, "processors", None)
 
     @property
     def reason(self) -> str:
@@ -385,8 +402,11 @@ _SAMPLER_NAMES = frozenset({"p", "q"})
 
 
 def _binds(signature: inspect.Signature, count: int) -> bool:
+    # A step may take the processors (verifier.ProcessorPipeline) as a fifth argument.
+    extra = {"processors": None} if count == 4 and "processors" in signature.parameters \
+        else {}
     try:
-        signature.bind(*range(count))
+        signature.bind(*range(count), **extra)
     except TypeError:
         return False
     return True
@@ -440,8 +460,10 @@ def describe_arity_problem(fn: Callable[..., Any], kind: Kind) -> str | None:
     except (TypeError, ValueError):
         return None
     args = ("p", "q", "rng") if kind == "sampler" else ("target", "draft", "prefix", "rng")
+    extra = {"processors": None} if kind == "step" and "processors" in signature.parameters \
+        else {}
     try:
-        signature.bind(*args)
+        signature.bind(*args, **extra)
     except TypeError as exc:
         return (f"a {kind} is called as fn({', '.join(args)}), but this function's "
                 f"signature is {signature}: {exc}")
@@ -512,11 +534,17 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                                    support_variants=variants, **kwargs)
         result = replace(result, horizon=depth)
     else:
-        from properties import search_step
+        from properties import search_processed_step, search_step
 
-        result = search_step(fn, horizon=opts.horizon, stateful=opts.stateful,
-                             one_hot_target=opts.one_hot_target,
-                             support_variants=variants, **kwargs)
+        # A step that takes processors and was given none is judged under a panel of
+        # pipelines (one per processor kind, and stopping).
+        search = search_processed_step if opts.processors is None \
+            and accepts_processors(fn) else search_step
+        step_options = {} if search is search_processed_step \
+            else {"processors": opts.processors}
+        result = search(fn, horizon=opts.horizon, stateful=opts.stateful,
+                        one_hot_target=opts.one_hot_target, support_variants=variants,
+                        **step_options, **kwargs)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):
@@ -563,7 +591,8 @@ def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any,
             return check_crossvocab_step(fn, witness.target, witness.draft, witness.horizon,
                                          budget=opts.budget, uniform_bits=bits)
         return check_step(fn, witness.target, witness.draft, witness.horizon,
-                          budget=opts.budget, uniform_bits=bits)
+                          budget=opts.budget, uniform_bits=bits,
+                          processors=getattr(witness, "processors", None) or opts.processors)
 
     try:
         if not verdict(None).passed:

@@ -79,7 +79,7 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
     assert isinstance(found, StepCounterexample)
     step: dict[str, Any] = {
         **step_witness_json(found.target, found.draft, found.horizon, found.expected,
-                            found.actual),
+                            found.actual, found.processors),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "first_difference": None if found.first_difference is None
         else prefix_key(found.first_difference),
@@ -110,6 +110,9 @@ def result_json(result: AuditResult) -> dict[str, Any]:
         data["counterexample"]["minimality"] = None if minimality is None else {
             "proven": minimality.proven, "text": minimality.text,
             "pairs_checked": minimality.checked}
+    if result.kind == "step":
+        pipeline = result.options.processors
+        data["processors"] = None if pipeline is None else pipeline.to_json()
     return data
 
 
@@ -160,6 +163,9 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     elif isinstance(found, StepCounterexample):
         lines.append(f"minimal witness (models over every prefix the run asked for, "
                      f"horizon {found.horizon}):")
+        if found.processors is not None:
+            lines.append(f"  processors (applied to the target's rows below): "
+                         f"{found.processors}")
         lines.extend(model_lines("target", found.target))
         lines.extend(model_lines("draft", found.draft))
         lines.append("")

@@ -71,7 +71,32 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
     resolved: Any = kind if kind in ("step", "cross-vocab") else "sampler"
     return AuditOptions(kind=resolved, vocab_sizes=sizes,
                         horizon=args.horizon, examples=args.examples, seed=args.seed,
-                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
+                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful,
+                        processors=_processors(args, kind))
+
+
+def _processors(args: argparse.Namespace, kind: str) -> Any:
+    """The pipeline named by --processors (None without it)."""
+    name = getattr(args, "processors", None)
+    if name is None:
+        return None
+    if kind == "sampler":
+        msg = "--processors applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    from verifier.steps.processors import ProcessorPipeline
+
+    try:
+        pipeline: Any = load_target(name)
+    except InvalidArgument as exc:
+        if not str(exc).endswith("not a function"):
+            raise
+        pipeline = None  # a value that is not callable: not a pipeline either
+    if not isinstance(pipeline, ProcessorPipeline):
+        what = "" if pipeline is None else f" is a {type(pipeline).__name__},"
+        msg = (f"--processors {name}{what} must name a verifier.ProcessorPipeline "
+               "(processors and stopping), e.g. module:PIPELINE")
+        raise InvalidArgument(msg)
+    return pipeline
 
 
 def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:

@@ -108,14 +108,17 @@ def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
 
     witness = entry.witness
     verdict = check_step(entry.rule, witness.target, witness.draft, witness.horizon,
-                         uniform_bits=getattr(entry, "uniform_bits", None))
+                         uniform_bits=getattr(entry, "uniform_bits", None),
+                         processors=getattr(entry, "processors", None))
     found = StepCounterexample(verdict)
     data: dict[str, Any] = {
         **step_witness_json(found.target, found.draft, found.horizon, found.expected,
-                            found.actual),
+                            found.actual, found.processors),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "reproduced": not verdict.passed, "reason": found.reason}
-    lines = [f"witness (horizon {found.horizon}):", *model_lines("target", found.target),
+    under = [] if found.processors is None else [f"processors: {found.processors}"]
+    lines = [f"witness (horizon {found.horizon}):", *under,
+             *model_lines("target", found.target),
              *model_lines("draft", found.draft), "", found.table(), "",
              f"{'FAIL' if not verdict.passed else 'PASS'}: {found.reason}"]
     return data, lines
@@ -130,6 +133,8 @@ def _entry_json(entry: Any) -> dict[str, Any]:
         "lossy_by_design": bool(getattr(entry, "lossy_by_design", False)),
         "max_tv": None if max_tv is None else fraction_text(max_tv),
         "uniform_bits": getattr(entry, "uniform_bits", None),
+        "processors": None if getattr(entry, "processors", None) is None
+        else entry.processors.to_json(),
         "source": entry.source,
         "summary": " ".join(entry.summary.split()),
         "witness": _witness_json(entry),
@@ -151,8 +156,12 @@ def list_catalogue(*, as_json: bool, out: TextIO, markdown: bool = False) -> int
             if data["max_tv"] is not None:
                 verdict += f" (max TV {data['max_tv']})"
             summary = _first_sentence(entry.summary).replace("|", "\\|")
+            witness = _witness_text(data)
+            if getattr(entry, "processors", None) is not None:
+                witness = f"{witness}; " if witness else ""
+                witness += f"under {entry.processors}".replace("|", "\\|")
             lines.append(f"| `{entry.name}` | {entry.kind} | {verdict} | "
-                         f"{_witness_text(data)} | {summary} |")
+                         f"{witness} | {summary} |")
         out.write("\n".join(lines) + "\n")
         return 0
     rows = [("rule", "kind", "verdict", "source")]
@@ -203,6 +212,8 @@ def explain(name: str, *, as_json: bool, out: TextIO) -> int:
         out.write(f"judged with rng.random() on the {data['uniform_bits']}-bit grid\n")
     if data["max_tv"] is not None:
         out.write(f"largest exact TV found: {data['max_tv']}\n")
+    if getattr(entry, "processors", None) is not None:
+        out.write(f"judged under the processors: {entry.processors}\n")
     out.write("\n" + textwrap.fill(" ".join(entry.summary.split()), width=88) + "\n")
     if evidence:
         out.write("\n" + "\n".join(evidence) + "\n")
@@ -243,7 +254,7 @@ def audit_entry(name: str, examples: int | None, seed: int | None) -> dict[str, 
                            uniform_bits=getattr(entry, "uniform_bits", None),
                            stateful=step and bool(getattr(entry, "stateful", False)),
                            one_hot_target=step and getattr(entry, "target_kind", "any")
-                           == "one-hot")
+                           == "one-hot", processors=getattr(entry, "processors", None))
     start = time.perf_counter()
     row: dict[str, Any] = {"rule": entry.name, "kind": entry.kind,
                            "expected": expected_label(entry)}

@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="steps: hand the step stateful models (verifier.CachedModel: "
                             "next_distribution, append, rollback, ...) and check that each "
                             "cache holds exactly the emitted prefix after every step")
+    audit.add_argument("--processors", metavar="MODULE:NAME",
+                       help="steps: a verifier.ProcessorPipeline (processors and stopping) "
+                            "the step is called with as processors=...; the reference is "
+                            "then the processed target's joint law")
     audit.add_argument("--examples", type=_nonnegative_int, metavar="N",
                        help="generated cases for the Hypothesis search, on top of the edge "
                             "cases (default: the search's own, 200 for samplers)")
@@ -208,6 +212,7 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
     given = [flag for flag, value in (
         ("--kind", args.kind), ("--vocab-sizes", args.vocab_sizes),
         ("--horizon", args.horizon), ("--stateful", getattr(args, "stateful", None) or None),
+        ("--processors", getattr(args, "processors", None)),
         ("--floats", args.floats), ("--arrays", args.arrays or None),
         ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None),
         ("--samples", args.samples)) if value is not None]
