@@ -53,6 +53,8 @@ from verifier.exact import (
 from verifier.modes import (
     FloatVerdict,
     StatisticalReport,
+    batched_chain_audit,
+    batched_statistical_audit,
     check_floats,
     check_grid,
     statistical_audit,
@@ -135,6 +137,8 @@ __all__ = [
     "assert_preserves_target",
     "assert_step_preserves_target",
     "assert_torch_preserves_target",
+    "batched_chain_audit",
+    "batched_statistical_audit",
     "check_floats",
     "check_grid",
     "check_sampler",
