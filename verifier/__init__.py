@@ -52,12 +52,16 @@ from verifier.exact import (
 )
 from verifier.modes import (
     FloatVerdict,
+    NeededSamples,
+    Power,
     StatisticalReport,
     batched_chain_audit,
     batched_statistical_audit,
     check_floats,
     check_grid,
+    samples_needed,
     statistical_audit,
+    test_power,
     torch_sampler,
 )
 from verifier.modes.symbolic import ProofResult, prove
@@ -117,6 +121,8 @@ __all__ = [
     "LazyToken",
     "LazyUniform",
     "MissingDependency",
+    "NeededSamples",
+    "Power",
     "ProofResult",
     "RaisingModel",
     "RandomModel",
@@ -157,10 +163,12 @@ __all__ = [
     "output_distribution",
     "prove",
     "random_model_pair",
+    "samples_needed",
     "statistical_audit",
     "step_efficiency",
     "step_law",
     "target_distribution",
+    "test_power",
     "to_fraction",
     "torch_output_distribution",
     "torch_randomness_reason",

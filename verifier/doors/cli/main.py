@@ -123,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     formats.add_argument("--json", action="store_true", help="print a JSON list")
     formats.add_argument("--markdown", action="store_true",
                          help="print a Markdown table (the README's catalogue table)")
+
+    from verifier.doors.cli.power_cmd import add_power_parser
+
+    add_power_parser(sub)
     return parser
 
 
@@ -285,6 +289,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from verifier.doors.cli.catalogue_cmd import list_catalogue
 
         return list_catalogue(as_json=args.json, markdown=args.markdown, out=out)
+    if args.command == "power":
+        from verifier.doors.cli.power_cmd import run_power
+
+        return run_power(args, out=out, err=err)
     msg = f"unknown command {args.command!r}"
     raise UsageError(msg)
 
