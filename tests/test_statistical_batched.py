@@ -350,3 +350,26 @@ def test_cli_batched_needs_statistical() -> None:
 
 
 shared_chain = _chain(shared_uniform=True)
+
+
+def test_global_generator_code_without_a_generator_parameter() -> None:
+    def plain_torch(P: Any, Q: Any) -> Any:  # draws from torch's global generator
+        return torch.multinomial(P, 1).squeeze(1)
+
+    a = batched_statistical_audit(plain_torch, samples=500, seed=2)
+    b = batched_statistical_audit(plain_torch, samples=500, seed=2)
+    assert a.passed and [r.counts for r in a.cases] == [r.counts for r in b.cases]
+    assert torch.get_num_threads() >= 1  # restored after the run
+
+
+def test_cli_per_call_torch_code_on_the_global_generator() -> None:
+    argv = ["audit", TARGET + "torch_plain_single", "--statistical", "--samples", "300"]
+    code, out, _ = _cli(argv)
+    assert code == 0 and out.startswith("PASS (statistical)")
+    first = json.loads(_cli([*argv, "--json"])[1])["statistical"]["cases"]
+    again = json.loads(_cli([*argv, "--json"])[1])["statistical"]["cases"]
+    assert [c["counts"] for c in first] == [c["counts"] for c in again]  # --seed fixes them
+
+
+def torch_plain_single(p: Any, q: Any) -> Any:
+    return torch.multinomial(p, 1)[0]

@@ -61,6 +61,8 @@ __all__ = [
     "ProgressCallback",
     "batched_statistical_audit",
     "detect_array_kind",
+    "seeded_global_generators",
+    "takes_generator",
 ]
 
 #: Draws per case in batched mode: with them the default panel detects a TV of
@@ -116,6 +118,33 @@ def detect_array_kind(fn: Callable[..., Any]) -> str:
     if module is not None and "torch" in vars(module):
         return "torch"
     return "numpy"
+
+
+def takes_generator(fn: Callable[..., Any], arity: int) -> bool:
+    """False when ``fn`` accepts only ``arity - 1`` positional arguments: code written
+    for the global generator, called without one."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= arity
+
+
+@contextmanager
+def seeded_global_generators(seed: int, device: str = "cpu") -> Iterator[None]:
+    """numpy's and torch's global generators seeded from ``seed`` (torch on one thread)
+    for the duration; their states restored afterwards."""
+    np = _require_numpy()
+    torch = sys.modules.get("torch")
+    backend = Backend(kind="torch" if torch is not None else "numpy", device=device,
+                      dtype="float32", seed=seed, layout="shared", np=np, torch=torch)
+    with backend.global_generators():
+        yield
 
 
 @dataclass
@@ -416,6 +445,9 @@ def batched_statistical_audit(fn: Callable[..., Any], *, samples: int | None = N
                               progress: ProgressCallback | None = None) -> StatisticalReport:
     """Audit the batched sampler ``fn(P, Q, generator) -> tokens`` on a panel.
 
+    A function of two parameters, ``fn(P, Q)``, is called without the
+    generator (code that draws from the global generator, seeded here).
+
     Each case gets ``samples`` draws (default :data:`DEFAULT_BATCHED_SAMPLES`),
     in calls of at most ``batch_rows`` rows mixing every case.  ``array`` is
     ``"numpy"`` (float64 arrays, a ``numpy.random.Generator``), ``"torch"``
@@ -470,6 +502,7 @@ def _run_sampler(fn: Callable[..., Any], units: Sequence[Unit], samples: int,
         p_rows[i, :len(unit.case.p)] = [float(x) for x in unit.case.p]
         q_rows[i, :len(unit.case.q)] = [float(x) for x in unit.case.q]
     seeded_unit = np.array([bool(u.seeded) for u in units])
+    with_generator = takes_generator(fn, 3)
     per_call = max(1, batch_rows // m)
     done = 0
     while done < samples:
@@ -480,9 +513,9 @@ def _run_sampler(fn: Callable[..., Any], units: Sequence[Unit], samples: int,
         seeded_rows = np.nonzero(seeded_unit[unit_of_row])[0].tolist() \
             if backend.layout != "shared" else None
         generator = backend.generator(seeded_rows, rows)
+        args = (backend.probs(p_rows[unit_of_row]), backend.probs(q_rows[unit_of_row]))
         try:
-            out = fn(backend.probs(p_rows[unit_of_row]), backend.probs(q_rows[unit_of_row]),
-                     generator)
+            out = fn(*args, generator) if with_generator else fn(*args)
         except Exception as exc:
             tally.crash = crash_text(exc)
             return

@@ -38,6 +38,7 @@ from verifier.modes.batched import (
     check_common,
     crash_text,
     detect_array_kind,
+    takes_generator,
     units_of,
 )
 from verifier.modes.statistical import DEFAULT_ALPHA, Case, StatisticalReport, judge_counts
@@ -270,9 +271,10 @@ def _call(fn: Callable[..., Any], rows: Any, unit: Any, node: Any, trie: _Trie, 
     seeded = np.nonzero(seeded_unit[unit[rows]])[0].tolist() \
         if backend.layout != "shared" else None
     generator = backend.generator(seeded, n)
+    args = (backend.ids(ids), backend.probs(trie.draft[nodes[:, :gamma]]),
+            backend.probs(trie.target[nodes]))
     try:
-        result = fn(backend.ids(ids), backend.probs(trie.draft[nodes[:, :gamma]]),
-                    backend.probs(trie.target[nodes]), generator)
+        result = fn(*args, generator) if takes_generator(fn, 4) else fn(*args)
     except Exception as exc:
         tally.crash = crash_text(exc)
         return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -289,8 +290,14 @@ def _plot(rules: list[dict[str, Any]], entries: list[Any], o: _Options, path: st
         msg = "--plot needs matplotlib; install it with: pip install matplotlib"
         raise MissingDependency(msg) from None
     grid = [n for n in _PLOT_GRID if n <= max(10 * max(o.samples), 10 ** 5)]
-    fig, axes = plt.subplots(1, len(o.tests), figsize=(4.2 * len(o.tests), 4), squeeze=False)
-    for ax, test in zip(axes[0], o.tests, strict=True):
+    cols = math.ceil(math.sqrt(len(o.tests)))
+    rows = -(-len(o.tests) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols + 3.2, 3.4 * rows),
+                             squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(o.tests):]:
+        ax.set_visible(False)
+    for ax, test in zip(flat, o.tests, strict=False):
         for rule, entry in zip(rules, entries, strict=True):
             cases = _sampler_cases(entry) if entry.kind == "sampler" else _step_cases(entry)
             worst = next((c for c in cases if c.name == rule["worst_case"]), None)
@@ -302,12 +309,13 @@ def _plot(rules: list[dict[str, Any]], entries: list[Any], o: _Options, path: st
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.axhline(0.99, color="grey", linewidth=0.5, linestyle="--")
-        ax.set_title(test)
+        ax.set_title(f"{test} (at each rule's largest bug)", fontsize=9)
         ax.set_xlabel("draws N")
-    axes[0][0].set_ylabel("P(test flags the bug)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=6)
-    fig.tight_layout(rect=(0, 0.18, 1, 1))
+        ax.set_ylabel("P(test flags the bug)")
+    handles, labels = flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=6, frameon=False)
+    width = 4.4 * cols + 3.2
+    fig.tight_layout(rect=(0, 0, 1 - 3.0 / width, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

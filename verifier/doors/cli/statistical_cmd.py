@@ -63,14 +63,16 @@ def _array(fn: Callable[..., Any], args: argparse.Namespace) -> str:
 def _run(fn: Callable[..., Any], args: argparse.Namespace, progress: Progress) -> Any:
     array = _array(fn, args)
     if not args.batched:
+        from verifier.modes.batched import seeded_global_generators
         from verifier.modes.statistical import statistical_audit
 
         if array == "torch":
             from verifier.modes.torch_adapter import torch_sampler
 
             fn = torch_sampler(fn, dtype=args.dtype)
-        return statistical_audit(fn, samples=args.samples, seed=args.seed,
-                                 max_seconds=args.max_seconds, progress=progress)
+        with seeded_global_generators(args.seed):
+            return statistical_audit(fn, samples=args.samples, seed=args.seed,
+                                     max_seconds=args.max_seconds, progress=progress)
     options: dict[str, Any] = {
         "samples": args.samples, "seed": args.seed, "max_seconds": args.max_seconds,
         "array": array, "device": args.device, "generators": args.generators,
