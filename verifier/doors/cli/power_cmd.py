@@ -36,7 +36,7 @@ def add_power_parser(sub: Any) -> None:
         "power", help="the power of engine-style statistical tests against known bugs",
         description="For each catalogue rule, compute from its exact law the probability "
                     "that a test design flags the bug with N draws, and the N it needs "
-                    "for 99%%; propose the input where the bug is largest.",
+                    "for 99%; propose the input where the bug is largest.",
         epilog="designs: l2 (histogram L2, vLLM's random-reference design), kl "
                "(|KL(p, spec) - KL(p, plain)| < 0.01), chi2 (Pearson at --alpha), mean-se "
                "(mean token id within 6 standard errors), g (specexact's G-test at "
