@@ -22,27 +22,36 @@ from verifier.doors.report import result_human, result_json
 from verifier.doors.targets import load_target
 from verifier.errors import InvalidArgument
 
-__all__ = ["audit_target", "options_from_args"]
+__all__ = ["audit_target", "check_modes", "options_from_args"]
 
 
-def _check_modes(args: argparse.Namespace, kind: str) -> None:
+def check_modes(args: argparse.Namespace, kind: str) -> None:
     if args.statistical and (args.floats or args.uniform_bits is not None):
         msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
         raise InvalidArgument(msg)
     if args.statistical:
         # The statistical panel is fixed (edge cases plus generated pairs of
         # vocabularies 3..8); these options would be silently ignored.
+        chain = getattr(args, "signature", "single") == "chain"
         ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
                                             ("--examples", args.examples),
-                                            ("--horizon", args.horizon))
+                                            ("--horizon", None if chain else args.horizon))
                    if value is not None]
         if ignored:
             msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
                    "samples a fixed panel of cases; use --samples N and --seed N")
             raise InvalidArgument(msg)
-    if args.samples is not None and not args.statistical:
-        msg = "--samples applies to --statistical audits only"
-        raise InvalidArgument(msg)
+    if not args.statistical:
+        given = [flag for flag, value in (
+            ("--samples", args.samples), ("--batched", args.batched or None),
+            ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+            ("--device", None if args.device == "cpu" else args.device),
+            ("--array", None if args.array == "auto" else args.array),
+            ("--generators", None if args.generators == "shared" else args.generators))
+            if value is not None]
+        if given:
+            msg = f"{', '.join(given)} applies to --statistical audits only"
+            raise InvalidArgument(msg)
     if args.arrays and not args.floats:
         msg = "--arrays applies to --floats audits only"
         raise InvalidArgument(msg)
@@ -169,14 +178,16 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     target: str = args.target
     fn, kind = resolve(target, args.kind)
+    if args.statistical:
+        # The code runs on its own randomness, numpy or torch: no exact-mode wrapping.
+        from verifier.doors.cli.statistical_cmd import statistical_command
+
+        args.resolved_kind = "step" if args.signature == "chain" else kind
+        with _quiet_stdout(args.json, err):
+            return statistical_command(fn, target, kind, args, out=out, err=err)
     fn, kind, variants = _torch_mode(fn, kind, args)
     args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
-    _check_modes(args, kind)
-    if args.statistical:
-        from verifier.doors.cli.modes_cmd import statistical_audit_command
-
-        with _quiet_stdout(args.json, err):
-            return statistical_audit_command(fn, target, args, out=out, err=err)
+    check_modes(args, kind)
     options = replace(options_from_args(args, kind), support_variants=variants,
                       grid_check=args.uniform == "dtype")
     if args.floats or (args.uniform_bits is not None and kind == "sampler"):
