@@ -242,8 +242,7 @@ class StatisticalReport:
                     "deviate from p")
         lines = [head, f"  {self.mode}: {len(self.cases)} cases x {self.samples} draws, "
                        f"seed {self.seed}, "
-                       f"family-wise false-positive rate {float(self.alpha):.3g} (Holm), "
-                       f"{self.elapsed:.1f} s"]
+                       f"family-wise false-positive rate {float(self.alpha):.3g} (Holm)"]
         for c in self.cases:
             mark = "FAIL" if c.rejected else "ok  "
             detectable = f"{c.detectable_tv:.3g}" if c.detectable_tv < 1 else "none (too few draws)"
@@ -257,7 +256,7 @@ class StatisticalReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"passed": self.passed, "alpha": str(self.alpha), "samples": self.samples,
-                "seed": self.seed, "elapsed": self.elapsed, "mode": self.mode,
+                "seed": self.seed, "mode": self.mode,
                 "detectable_tv": self.detectable,
                 "cases": [c.to_json() for c in self.cases]}
 
