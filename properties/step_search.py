@@ -51,7 +51,7 @@ Probs = tuple[Fraction, ...]
 DEFAULT_STEP_EXAMPLES = 60
 #: The horizon chosen from a step is its longest output on the edge cases, within these bounds.
 MIN_AUTO_HORIZON = 3
-MAX_AUTO_HORIZON = 5
+MAX_AUTO_HORIZON = 4
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "target changing after token 0")
@@ -145,7 +145,7 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
             continue
         size = max(len(out) for out, prob in law.items() if prob and isinstance(out, tuple))
         longest = size if longest is None else max(longest, size)
-        if longest >= MAX_AUTO_HORIZON:
+        if longest > MAX_AUTO_HORIZON:
             break
     horizon = MIN_AUTO_HORIZON if longest is None else longest
     return min(max(horizon, MIN_AUTO_HORIZON), MAX_AUTO_HORIZON), longest
@@ -158,7 +158,8 @@ def _horizon_note(horizon: int, longest: int | None, given: bool) -> str:
         return f" with horizon {horizon} (the default: no edge case ran the step)"
     if longest > horizon:
         return (f" with horizon {horizon} (chosen from the step: it emits up to {longest} "
-                f"tokens a call, capped at {MAX_AUTO_HORIZON}; pass horizon to go further)")
+                f"tokens a call, capped at {MAX_AUTO_HORIZON} to keep the joint law small; "
+                f"pass horizon={longest} (--horizon {longest}) to judge all of them)")
     tokens = "1 token" if longest == 1 else f"{longest} tokens"
     return (f" with horizon {horizon} (chosen from the step: its longest output on the edge "
             f"cases is {tokens})")
@@ -178,7 +179,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
     Compares the law of the first ``horizon`` tokens (the step run
     repeatedly from the empty prefix) with the target's own; ``horizon``
     None chooses it from the step (:func:`choose_horizon`: its longest
-    output on the edge cases, within 3..5), and the coverage sentence says so.  ``stateful``
+    output on the edge cases, within 3..4), and the coverage sentence says so.  ``stateful``
     wraps the models in :class:`~verifier.steps.models.CachedModel` (steps using
     the cache interface); ``one_hot_target`` draws one-hot target rows only
     (greedy rules); ``kinds`` restricts the row families.  The witness has

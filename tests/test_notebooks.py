@@ -58,6 +58,12 @@ def test_notebook_runs_without_error(path):
     figures = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs
                if "image/png" in o.get("data", {})]
     assert figures, "every notebook draws at least one matplotlib figure"
+    # Issue 13: re-running a notebook must not change its committed outputs (refresh
+    # them with `python notebooks/execute.py` when the code they show changes).
+    committed = text_outputs(nbformat.read(path, as_version=4))
+    assert outputs == committed, (
+        f"{path.name}: its saved outputs differ from a fresh run; run "
+        "`python notebooks/execute.py` and commit the result")
 
 
 @pytest.mark.slow
