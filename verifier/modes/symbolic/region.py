@@ -129,6 +129,7 @@ class Space:
             (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
         ) if v > 1 else ()
         self._feasible_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
+        self._linear_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
         self._lin_cache: dict[Any, Lin | None] = {}
         self.lp_calls = 0
 
@@ -175,11 +176,25 @@ class Space:
     # -- exact LP ----------------------------------------------------------------
 
     def feasible(self, constraints: Iterable[Constraint]) -> bool:
-        """Whether some point of the simplex satisfies every constraint (strict ones strictly)."""
-        key = frozenset(c.key() for c in constraints if c.lin is not None)
+        """Whether some point of the simplex may satisfy every constraint (strict ones strictly).
+
+        Exact for linear constraints.  With nonlinear ones, False means proved
+        empty (a certificate, see nonlinear.py); True means "not proved empty".
+        """
+        constraints = tuple(constraints)
+        key = frozenset(c.key() for c in constraints)
         cached = self._feasible_cache.get(key)
         if cached is None:
-            cached = self._solve(key, None) is not None
+            linear = frozenset(c.key() for c in constraints if c.lin is not None)
+            cached = self._linear_cache.get(linear)
+            if cached is None:
+                cached = self._linear_cache[linear] = self._solve(linear, None) is not None
+            if cached and len(linear) < len(key):
+                # Nonlinear constraints: the linear relaxation has points; a
+                # certificate of products may still prove the region empty.
+                from verifier.modes.symbolic.nonlinear import relaxation_empty
+
+                cached = not relaxation_empty(self, constraints)
             self._feasible_cache[key] = cached
         return cached
 

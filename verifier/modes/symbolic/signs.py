@@ -189,7 +189,8 @@ class Decider:
             # The LP cannot decide a nonlinear sign: only explicit constraints count.
             signs = poly_signs(base, factor.poly)
             return frozenset(factor.orient * s for s in signs)
-        key = (frozenset(c.key() for c in base if c.lin is not None), factor.lin)
+        # The whole base is the key: with nonlinear constraints, feasible() may prune more.
+        key = (frozenset(c.key() for c in base), factor.lin)
         cached = _SIGN_CACHE.get(key)
         if cached is None:
             cached = _SIGN_CACHE[key] = self._lin_signs(factor.lin, base)
