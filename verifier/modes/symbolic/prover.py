@@ -107,6 +107,8 @@ class _Prover:
         self.splits = 0
         self.pruned = 0
         self.executions = 0
+        #: Unbiased cases whose law the exact engine confirmed at concrete points.
+        self.cross_checked = 0
 
     # -- enumerating one case ---------------------------------------------------------
 
@@ -312,8 +314,20 @@ class _Prover:
         # Two random points from eight vertices: one or two vertices alone are
         # often degenerate (p == q on the whole simplex for V = 2).
         points = [x for x in space.random_points(cell, 8, self.rng) if space.contains(cell, x)]
+        if len(points) < 2 and any(c.lin is None for c in cell):
+            # A nonlinear region thinner than its relaxation: first the linear
+            # equalities it implies (q0 == 0 and p1*q0 >= p0*q1 force p0 == 0),
+            # then points near the vertices of the relaxation.
+            narrowed = (*cell, *self._implicit_equalities(cell))
+            points += [x for x in space.random_points(narrowed, 8, self.rng)
+                       if space.contains(cell, x)]
+            if len(points) < 2:
+                points += [x for x in space.near_boundary_points(narrowed, self.rng)
+                           if space.contains(cell, x)]
         for x in points[:2]:
             self._agrees_at(cell, formula, space.split_point(x))
+        if points:
+            self.cross_checked += 1
 
     def _agrees_at(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any],
                    point: Point) -> None:
@@ -436,6 +450,7 @@ class _Prover:
             vocab_size=space.vocab_size, cases=tuple(cases), complete=note is None,
             note=note, splits=self.splits, pruned=self.pruned, lp_calls=space.lp_calls,
             executions=self.executions, seconds=time.monotonic() - start,
+            cross_checked=self.cross_checked,
             p_symbols=tuple(space.p), q_symbols=tuple(space.q))
 
 

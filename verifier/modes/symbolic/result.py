@@ -137,6 +137,9 @@ class ProofResult:
     seconds: float
     p_symbols: tuple[Any, ...] = ()
     q_symbols: tuple[Any, ...] = ()
+    #: Unbiased cases whose formula the exact engine confirmed at concrete points
+    #: (a case with no rational point found, e.g. a nonlinear sliver, is not).
+    cross_checked: int = 0
 
     @property
     def proved(self) -> bool:
@@ -195,5 +198,6 @@ class ProofResult:
             "pruned": self.pruned,
             "lp_calls": self.lp_calls,
             "seconds": round(self.seconds, 3),
+            "cross_checked": self.cross_checked,
             "refuting": [c.to_json() for c in self.refuting],
         }
