@@ -23,7 +23,7 @@ __all__ = ["LPError", "backend", "solve_lp"]
 try:  # gmpy2's mpq: the same exact rationals, 5-10x faster than Fraction on pivots.
     if os.environ.get("SPECEXACT_PURE_FRACTION"):
         raise ImportError
-    from gmpy2 import mpq as _mpq  # type: ignore[import-not-found, unused-ignore]
+    from gmpy2 import mpq as _mpq  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     _FAST: Any = _mpq
 except ImportError:  # pragma: no cover - gmpy2 is a dependency; Fraction is the fallback
@@ -103,11 +103,11 @@ def solve_lp(cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
     return value, point
 
 
-def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],  # noqa: N803
+def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
            b_ub: Sequence[Fraction], a_eq: Sequence[Sequence[Fraction]],
            b_eq: Sequence[Fraction]) -> tuple[tuple[Any, ...], list[list[Any]]] | None:
     """The optimum in the backend's type, and the constraint rows ``[*a, b]`` converted."""
-    _ZERO = Q(0)  # noqa: N806 - the backend's zero
+    _ZERO = Q(0)
 
     def conv(v: Any) -> Any:
         f = Fraction(v)

@@ -214,10 +214,10 @@ def certificate(space: Space, constraints: Sequence[Constraint], degree: int | N
     terms = [(x[k], products[k][0], products[k][1]) for k in range(len(products)) if x[k]]
     used: list[tuple[Poly, Poly]] = []
     base = len(products)
-    for j, (m, e) in enumerate(multiples):
+    for j, (mono, e) in enumerate(multiples):
         mu = x[base + j] - x[base + len(expanded) + j]
         if mu:
-            used.append((_scale(m, mu), e))
+            used.append((_scale(mono, mu), e))
     total: Poly = {}
     for lam, poly, _ in terms:
         total = _add(total, _scale(poly, lam))
@@ -234,10 +234,10 @@ def check_certificate(space: Space, constraints: Sequence[Constraint],
                       multiples: Sequence[tuple[Poly, Poly]], c: Fraction) -> bool:
     """Re-check a certificate with exact polynomial arithmetic, independently of the LP.
 
-    Every product must be a product of the region's own nonnegative
-    polynomials -- checked by rebuilding: each term's polynomial is matched
-    against products of generators in :func:`certificate`, so here the
-    identity, the signs and the strictness are what is checked.
+    The products themselves are built from the region's constraints by
+    :func:`certificate`; what is checked here is what the LP could get
+    wrong: every lambda is positive, the sum is the constant ``-c`` with
+    ``c >= 0``, and ``c > 0`` or some lambda multiplies a strict product.
     """
     total: Poly = {}
     for lam, poly, _ in terms:

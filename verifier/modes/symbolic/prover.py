@@ -41,8 +41,9 @@ from verifier.errors import (
     describe_exception,
 )
 from verifier.exact.engine import output_distribution
-from verifier.exact.random_source import LazyToken
+from verifier.exact.random_source import LazyToken, check_uniform_bits
 from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.modes.symbolic.grid import GridHazard, grid_witness
 from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint, Point, Space
 from verifier.modes.symbolic.result import Case, ProofResult
@@ -98,8 +99,14 @@ def _outcome_law(value: Any, vocab_size: int) -> dict[Hashable, Any]:
 
 class _Prover:
     def __init__(self, sampler: Sampler, vocab_size: int, budget: Budget | None,
-                 max_cases: int, seed: int) -> None:
+                 max_cases: int, seed: int, first: bool = False,
+                 uniform_bits: int | None = None) -> None:
         self.sampler = sampler
+        self.first = first
+        self.uniform_bits = uniform_bits
+        #: Grid hazards of the decided cases, by (comparison, region), in order.
+        self.hazards: dict[tuple[str, str], GridHazard] = {}
+        self._case_hazards: list[GridHazard] = []
         self.space = Space(vocab_size)
         self.budget = budget
         self.max_cases = max_cases
@@ -117,6 +124,8 @@ class _Prover:
         tree: ChoiceTree[Any] = ChoiceTree(self.budget, one=sympy.Integer(1))
         p_syms, q_syms = space.p, space.q
 
+        hazards: list[GridHazard] = []
+
         def execute(chooser: Chooser) -> Any:
             decider = Decider(space, cell)
             rng = SymbolicRandom(chooser, decider)
@@ -128,6 +137,7 @@ class _Prover:
                     raise decider.errors[0]
                 if decider.splits:  # the sampler swallowed a NeedSplit
                     raise decider.splits[0]
+                hazards.extend(rng.hazards)
                 return _outcome_law(value, space.vocab_size), tuple(decider.local)
             except Exception as exc:
                 if decider.errors:
@@ -144,6 +154,7 @@ class _Prover:
         for weight, (law, local), _ in tree.explore(execute):
             leaves.append(_Leaf(weight, local, law))
         self.executions += tree.executions
+        self._case_hazards = hazards
         return leaves
 
     # -- checking local constraints ------------------------------------------------------
@@ -246,6 +257,8 @@ class _Prover:
                 bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
                                   target, substitution)
         nice = {k: _tidy(space, v) for k, v in formula.items() if v != 0}
+        for hazard in self._case_hazards:
+            self.hazards.setdefault((hazard.comparison, hazard.region()), hazard)
         if not bias:
             self._cross_check(cell, formula)
             return Case(cell, nice, {}, None, None, None, len(leaves))
@@ -392,6 +405,21 @@ class _Prover:
                "cannot follow this code")
         raise UnsupportedOperation(msg) from error
 
+    def _grid_cases(self, hazards: Sequence[GridHazard], bits: int) -> list[Case]:
+        """Refuting cases on the K-bit grid: hazards that put mass where p has none."""
+        out = []
+        for hazard in hazards:
+            found = grid_witness(self.space, hazard, self.sampler, bits, self.rng)
+            if found is None:
+                continue
+            point, law, misplaced = found
+            bias = {k: sympy.Rational(v.numerator, v.denominator) for k, v in misplaced.items()}
+            out.append(Case(hazard.constraints, {}, bias, point, law, None, 0,
+                            grid_bits=bits, grid_comparison=hazard.comparison))
+            if self.first:
+                break
+        return out
+
     # -- the case stack ----------------------------------------------------------------
 
     def run(self) -> ProofResult:
@@ -405,6 +433,9 @@ class _Prover:
             cell = stack.pop()
             try:
                 cases.append(self.case(cell))
+                if self.first and cases[-1].refutes and stack:
+                    note = "stopped at the first refutation (first=True / --first)"
+                    break
             except NeedSplit as split:
                 self.splits += 1
                 children = [(*cell, side) for side in split.sides
@@ -414,6 +445,9 @@ class _Prover:
             except _Crash as crash:
                 try:
                     cases.append(self.crash_case(crash))
+                    if self.first and stack:
+                        note = "stopped at the first refutation (first=True / --first)"
+                        break
                 except Undecided as error:
                     # A crash in a region with no concrete point (often empty: nonlinear
                     # cuts) or code the symbolic engine cannot follow there: the other
@@ -443,6 +477,9 @@ class _Prover:
                    f"{ {k: sympy.sstr(v) for k, v in first.bias.items()} } but "
                    f"{first.undecided}")
             raise Undecided(msg)
+        hazards = tuple(self.hazards.values())
+        if self.uniform_bits is not None and hazards and not (self.first and note):
+            cases.extend(self._grid_cases(hazards, self.uniform_bits))
         if undecided and note is None:
             note = (f"{len(undecided)} biased case(s) without a witness (their nonlinear "
                     "constraints may leave them empty)")
@@ -450,7 +487,7 @@ class _Prover:
             vocab_size=space.vocab_size, cases=tuple(cases), complete=note is None,
             note=note, splits=self.splits, pruned=self.pruned, lp_calls=space.lp_calls,
             executions=self.executions, seconds=time.monotonic() - start,
-            cross_checked=self.cross_checked,
+            cross_checked=self.cross_checked, hazards=hazards, uniform_bits=self.uniform_bits,
             p_symbols=tuple(space.p), q_symbols=tuple(space.q))
 
 
@@ -478,7 +515,8 @@ def _show(values: Sequence[Fraction]) -> str:
 
 
 def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
-          max_cases: int = 20_000, seed: int = 0) -> ProofResult:
+          max_cases: int = 20_000, seed: int = 0, first: bool = False,
+          uniform_bits: int | None = None) -> ProofResult:
     """Prove that ``sampler`` preserves p for every pair of distributions on ``vocab_size`` tokens.
 
     Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
@@ -486,7 +524,11 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     a witness the exact engine confirmed) otherwise.  Raises an
     :class:`~verifier.errors.Undecided` subclass (for example
     UnsupportedOperation, naming the operation) when no verdict is possible;
-    never a false proof.
+    never a false proof.  ``first=True`` stops at the first confirmed
+    refutation.  The proof is for a continuous uniform; comparisons that
+    differ between ``<`` and ``<=`` on a grid are listed as ``hazards``, and
+    ``uniform_bits=K`` refutes the rule when one of them puts mass on a token
+    with p = 0 under ``rng.random()`` on the K-bit grid.
 
     >>> from counterexamples.samplers import textbook
     >>> prove(textbook, 2).proved
@@ -497,4 +539,6 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     if not callable(sampler):
         msg = f"sampler={sampler!r} must be callable as sampler(p, q, rng)"
         raise InvalidArgument(msg)
-    return _Prover(sampler, vocab_size, budget, max_cases, seed).run()
+    if uniform_bits is not None:
+        check_uniform_bits(uniform_bits)
+    return _Prover(sampler, vocab_size, budget, max_cases, seed, first, uniform_bits).run()
