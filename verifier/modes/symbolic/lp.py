@@ -109,9 +109,7 @@ def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
     """The optimum in the backend's type, and the constraint rows ``[*a, b]`` converted."""
     _ZERO = Q(0)
 
-    def conv(v: Any) -> Any:
-        f = Fraction(v)
-        return Q(f.numerator, f.denominator)
+    conv = Q  # mpq and Fraction both take an int or a Fraction exactly
 
     n = len(cost)
     m_ub = len(a_ub)

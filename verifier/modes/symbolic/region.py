@@ -14,6 +14,7 @@ optimum s > 0 -- exact, so no tolerance hides anything.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ Rel = Literal[">", ">=", "=="]
 Point = tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
 
 _ZERO = Fraction(0)
+_REL_CODE = {">": 0, ">=": 1, "==": 2}
 
 
 def _rational(x: Any) -> Fraction:
@@ -74,6 +76,11 @@ class Constraint:
     def key(self) -> tuple[Any, ...]:
         return (self.lin, self.rel) if self.lin is not None else (self.poly, self.sign, self.rel)
 
+    @functools.cached_property
+    def kid(self) -> int:
+        """A small int standing for ``key()`` (hashing Fraction tuples is slow)."""
+        return key_id(self.key())
+
     def holds(self, values: Sequence[Fraction]) -> bool:
         """Whether the point (eliminated coordinates p_0..p_{V-2}, q_0..q_{V-2}) satisfies it."""
         if self.lin is None:
@@ -88,6 +95,19 @@ class Constraint:
 
     def __str__(self) -> str:
         return self.shown
+
+
+_KEY_IDS: dict[tuple[Any, ...], int] = {}
+_KEYS: list[tuple[Any, ...]] = []
+
+
+def key_id(key: tuple[Any, ...]) -> int:
+    """The interned id of a constraint key (``(lin, rel)`` or ``(poly, sign, rel)``)."""
+    found = _KEY_IDS.get(key)
+    if found is None:
+        found = _KEY_IDS[key] = len(_KEYS)
+        _KEYS.append(key)
+    return found
 
 
 def evaluate(expr: Any, values: Sequence[Fraction]) -> Fraction:
@@ -128,8 +148,10 @@ class Space:
             (*([Fraction(-1)] * half), *([_ZERO] * half), Fraction(1)),
             (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
         ) if v > 1 else ()
-        self._feasible_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
-        self._linear_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
+        self._feasible_cache: dict[frozenset[int], bool] = {}
+        self._linear_cache: dict[frozenset[int], bool] = {}
+        self._relabel_cache: dict[frozenset[int], frozenset[int]] = {}
+        self._invariants: dict[int, tuple[Any, ...]] = {}
         self._lin_cache: dict[Any, Lin | None] = {}
         self.lp_calls = 0
 
@@ -182,13 +204,15 @@ class Space:
         empty (a certificate, see nonlinear.py); True means "not proved empty".
         """
         constraints = tuple(constraints)
-        key = frozenset(c.key() for c in constraints)
+        key = frozenset(c.kid for c in constraints)
         cached = self._feasible_cache.get(key)
         if cached is None:
-            linear = frozenset(c.key() for c in constraints if c.lin is not None)
-            cached = self._linear_cache.get(linear)
+            linear = frozenset(c.kid for c in constraints if c.lin is not None)
+            canonical = self.relabelled(linear)
+            cached = self._linear_cache.get(canonical)
             if cached is None:
-                cached = self._linear_cache[linear] = self._solve(linear, None) is not None
+                cached = self._linear_cache[canonical] = self._solve(
+                    frozenset(_KEYS[i] for i in linear), None) is not None
             if cached and len(linear) < len(key):
                 # Nonlinear constraints: the linear relaxation has points; a
                 # certificate of products may still prove the region empty.
@@ -197,6 +221,60 @@ class Space:
                 cached = not relaxation_empty(self, constraints)
             self._feasible_cache[key] = cached
         return cached
+
+    def relabelled(self, key: frozenset[int]) -> frozenset[int]:
+        """``key`` (ids of linear ``(lin, rel)`` pairs) with tokens 0..V-2 relabelled canonically.
+
+        Renaming tokens (p_i and q_i together) maps the simplex onto itself,
+        so a set of constraints and its relabelling are feasible together:
+        cases equal up to a relabelling share their LPs.  The relabelling
+        sorts tokens by a signature of the constraints that name them (ties
+        by index); whatever it picks, equal results are true relabellings of
+        each other, so the cache is exact -- a poor choice only misses.  The
+        last token is fixed: it is the eliminated coordinate.
+        """
+        h = self.vocab_size - 1
+        if h < 2:
+            return key
+        cached = self._relabel_cache.get(key)
+        if cached is not None:
+            return cached
+        # A row's label-free invariant: relation, constant, support size, coefficient sum.
+        rows = [(_KEYS[k][0], self._invariant(k)) for k in key]
+        signatures: list[list[tuple[Any, ...]]] = [[] for _ in range(h)]
+        for lin, inv in rows:
+            for i in range(h):
+                if lin[i] or lin[h + i]:
+                    signatures[i].append((lin[i], lin[h + i], *inv))
+        for sig in signatures:
+            sig.sort()
+        order = sorted(range(h), key=lambda i: (signatures[i], i))
+        rank = [0] * h
+        for r, i in enumerate(order):
+            rank[i] = r
+        if rank == list(range(h)):
+            self._relabel_cache[key] = key
+            return key
+        out = []
+        for k in key:
+            lin, rel = _KEYS[k]
+            new = [_ZERO] * len(lin)
+            for i in range(h):
+                new[rank[i]] = lin[i]
+                new[h + rank[i]] = lin[h + i]
+            new[-1] = lin[-1]
+            out.append(key_id((tuple(new), rel)))
+        result = self._relabel_cache[key] = frozenset(out)
+        return result
+
+    def _invariant(self, k: int) -> tuple[Any, ...]:
+        """A row's label-free invariant: relation, constant, support size, coefficient sum."""
+        found = self._invariants.get(k)
+        if found is None:
+            lin, rel = _KEYS[k]
+            found = self._invariants[k] = (_REL_CODE[rel], lin[-1],
+                                           sum(1 for c in lin[:-1] if c), sum(lin[:-1], _ZERO))
+        return found
 
     def point(self, constraints: Iterable[Constraint],
               objective: Sequence[Fraction] | None = None) -> tuple[Fraction, ...] | None:

@@ -70,7 +70,7 @@ class _Factor:
         return space.constraint(lin, rel, shown)  # type: ignore[arg-type]
 
 
-_SIGN_CACHE: dict[tuple[frozenset[tuple[Any, ...]], Any], SignSet] = {}
+_SIGN_CACHE: dict[tuple[frozenset[int], Any], SignSet] = {}
 _FACTOR_CACHE: dict[tuple[int, Any], tuple[int, tuple[_Factor, ...], tuple[_Factor, ...]]] = {}
 _REL_SIGNS = {">": frozenset((POS,)), ">=": frozenset((ZERO, POS)), "==": frozenset((ZERO,))}
 
@@ -190,7 +190,7 @@ class Decider:
             signs = poly_signs(base, factor.poly)
             return frozenset(factor.orient * s for s in signs)
         # The whole base is the key: with nonlinear constraints, feasible() may prune more.
-        key = (frozenset(c.key() for c in base), factor.lin)
+        key = (frozenset(c.kid for c in base), factor.lin)
         cached = _SIGN_CACHE.get(key)
         if cached is None:
             cached = _SIGN_CACHE[key] = self._lin_signs(factor.lin, base)
