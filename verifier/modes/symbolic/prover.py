@@ -161,12 +161,41 @@ class _Prover:
     # -- checking local constraints ------------------------------------------------------
 
     def equalities(self, constraints: Sequence[Constraint]) -> dict[Any, Any]:
-        eqs = [self.space.expr(c.lin) for c in constraints
-               if c.rel == "==" and c.lin is not None]
-        if not eqs:
+        """The linear equalities solved for some coordinates: {symbol: expression}.
+
+        Exact Gauss-Jordan elimination over Fractions (sympy.solve did the
+        same, slowly); {} when there are none or they contradict each other.
+        """
+        rows = [list(c.lin) for c in constraints if c.rel == "==" and c.lin is not None]
+        if not rows:
             return {}
-        solution = sympy.solve(eqs, self.space.variables, dict=True)
-        return solution[0] if solution else {}
+        n = self.space.n
+        pivots: list[tuple[int, list[Fraction]]] = []
+        for row in rows:
+            for col, prow in pivots:
+                f = row[col]
+                if f:
+                    row = [a - f * b for a, b in zip(row, prow, strict=True)]
+            col = next((j for j in range(n) if row[j]), None)
+            if col is None:
+                if row[-1]:
+                    return {}  # inconsistent: the case is empty
+                continue
+            inv = 1 / row[col]
+            row = [a * inv for a in row]
+            pivots = [(c, [a - r[col] * b for a, b in zip(r, row, strict=True)])
+                      for c, r in pivots]
+            pivots.append((col, row))
+        variables = self.space.variables
+        out = {}
+        for col, row in pivots:
+            # x_col + sum(row[j] x_j) + row[-1] == 0 over the free columns j.
+            value = -sympy.Rational(row[-1].numerator, row[-1].denominator)
+            for j in range(n):
+                if j != col and row[j]:
+                    value -= sympy.Rational(row[j].numerator, row[j].denominator) * variables[j]
+            out[variables[col]] = value
+        return out
 
     def reduce(self, expr: Any, substitution: dict[Any, Any]) -> Any:
         """``expr`` on the simplex (and the equalities), as one cancelled fraction.
@@ -183,8 +212,21 @@ class _Prover:
             from sympy.polys.fields import field
 
             self._field = field(self.space.variables, sympy.QQ)[0]
+        field_ = self._field
+        ring = field_.ring
         try:
-            return self._field.from_expr(e).as_expr()
+            # Terms over the same denominator are summed as polynomials first:
+            # a law's many terms share few denominators, so few gcds remain.
+            groups: dict[Any, Any] = {}
+            for term in sympy.Add.make_args(e):
+                num, den = term.as_numer_denom()
+                d = ring.from_expr(den)
+                groups[d] = groups.get(d, ring.zero) + ring.from_expr(num)
+            total = field_.zero
+            for d, n in groups.items():
+                if n:
+                    total += field_.new(n, d)
+            return total.as_expr()
         except (ValueError, TypeError, sympy.PolynomialError):  # not a rational function
             return sympy.cancel(sympy.together(e))
 

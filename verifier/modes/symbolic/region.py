@@ -149,8 +149,8 @@ class Space:
             (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
         ) if v > 1 else ()
         self._feasible_cache: dict[frozenset[int], bool] = {}
-        self._linear_cache: dict[frozenset[int], bool] = {}
-        self._relabel_cache: dict[frozenset[int], frozenset[int]] = {}
+        self._linear_cache: dict[frozenset[Any], bool] = {}
+        self._relabel_cache: dict[frozenset[int], frozenset[Any]] = {}
         self._invariants: dict[int, tuple[Any, ...]] = {}
         self._lin_cache: dict[Any, Lin | None] = {}
         self.lp_calls = 0
@@ -188,6 +188,13 @@ class Space:
                  for c, s in zip(lin, self.variables, strict=False) if c]
         return sympy.Add(*terms, sympy.Rational(lin[-1].numerator, lin[-1].denominator))
 
+    def bare(self, lin: Lin, rel: Rel) -> Constraint:
+        """``constraint(lin, rel)`` without its display form, for LP queries only."""
+        lin = _scaled(lin)
+        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+            lin = tuple(-c for c in lin)
+        return Constraint(lin, rel, None)
+
     def constraint(self, lin: Lin, rel: Rel, shown_expr: Any = None) -> Constraint:
         lin = _scaled(lin)
         if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
@@ -222,7 +229,7 @@ class Space:
             self._feasible_cache[key] = cached
         return cached
 
-    def relabelled(self, key: frozenset[int]) -> frozenset[int]:
+    def relabelled(self, key: frozenset[int]) -> frozenset[Any]:
         """``key`` (ids of linear ``(lin, rel)`` pairs) with tokens 0..V-2 relabelled canonically.
 
         Renaming tokens (p_i and q_i together) maps the simplex onto itself,
@@ -252,18 +259,19 @@ class Space:
         rank = [0] * h
         for r, i in enumerate(order):
             rank[i] = r
-        if rank == list(range(h)):
-            self._relabel_cache[key] = key
-            return key
+        # Rows as tuples of ints (numerator, denominator pairs): they hash fast.
         out = []
         for k in key:
             lin, rel = _KEYS[k]
-            new = [_ZERO] * len(lin)
+            new = [0] * (2 * len(lin) + 1)
             for i in range(h):
-                new[rank[i]] = lin[i]
-                new[h + rank[i]] = lin[h + i]
-            new[-1] = lin[-1]
-            out.append(key_id((tuple(new), rel)))
+                a, b = lin[i], lin[h + i]
+                new[2 * rank[i]], new[2 * rank[i] + 1] = a.numerator, a.denominator
+                j = 2 * (h + rank[i])
+                new[j], new[j + 1] = b.numerator, b.denominator
+            c = lin[-1]
+            new[-3], new[-2], new[-1] = c.numerator, c.denominator, _REL_CODE[rel]
+            out.append(tuple(new))
         result = self._relabel_cache[key] = frozenset(out)
         return result
 

@@ -200,11 +200,11 @@ class Decider:
         space = self.space
         found = set()
         neg = tuple(-c for c in lin)
-        if space.feasible((*base, space.constraint(neg, ">"))):
+        if space.feasible((*base, space.bare(neg, ">"))):
             found.add(NEG)
-        if space.feasible((*base, space.constraint(lin, "=="))):
+        if space.feasible((*base, space.bare(lin, "=="))):
             found.add(ZERO)
-        if space.feasible((*base, space.constraint(lin, ">"))):
+        if space.feasible((*base, space.bare(lin, ">"))):
             found.add(POS)
         return frozenset(found)
 
