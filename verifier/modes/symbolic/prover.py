@@ -172,15 +172,16 @@ class _Prover:
         n = self.space.n
         pivots: list[tuple[int, list[Fraction]]] = []
         for row in rows:
-            for col, prow in pivots:
-                f = row[col]
+            for pcol, prow in pivots:
+                f = row[pcol]
                 if f:
                     row = [a - f * b for a, b in zip(row, prow, strict=True)]
-            col = next((j for j in range(n) if row[j]), None)
-            if col is None:
+            found = next((j for j in range(n) if row[j]), None)
+            if found is None:
                 if row[-1]:
                     return {}  # inconsistent: the case is empty
                 continue
+            col = found
             inv = 1 / row[col]
             row = [a * inv for a in row]
             pivots = [(c, [a - r[col] * b for a, b in zip(r, row, strict=True)])
@@ -229,6 +230,42 @@ class _Prover:
             return total.as_expr()
         except (ValueError, TypeError, sympy.PolynomialError):  # not a rational function
             return sympy.cancel(sympy.together(e))
+
+    def _vanishes_identically(self, expr: Any, substitution: dict[Any, Any]) -> bool:
+        """Whether ``expr`` is the zero rational function on the simplex (and equalities).
+
+        Terms are grouped by denominator and cross-multiplied: sum n_i / d_i
+        is 0 iff sum n_i * prod_{j != i} d_j is the zero polynomial (each
+        d_j is a nonzero polynomial).  Products only, no gcds.  False also
+        when ``expr`` is not a rational function (the slow path decides then).
+        """
+        e = self.space.eliminate(expr)
+        if substitution:
+            e = e.xreplace(substitution)
+        if self._field is None:
+            from sympy.polys.fields import field
+
+            self._field = field(self.space.variables, sympy.QQ)[0]
+        ring = self._field.ring
+        try:
+            groups: dict[Any, Any] = {}
+            for term in sympy.Add.make_args(e):
+                num, den = term.as_numer_denom()
+                d = ring.from_expr(den)
+                groups[d] = groups.get(d, ring.zero) + ring.from_expr(num)
+        except (ValueError, TypeError, sympy.PolynomialError):
+            return False
+        items = [(d, n) for d, n in groups.items() if n]
+        if any(not d for d, _ in items):  # pragma: no cover - a zero denominator
+            return False
+        total = ring.zero
+        for i, (_, n) in enumerate(items):
+            product = n
+            for j, (d, _) in enumerate(items):
+                if j != i:
+                    product *= d
+            total += product
+        return not total
 
     def check_leaf(self, cell: tuple[Constraint, ...], leaf: _Leaf) -> None:
         """Raise NeedSplit unless the leaf's formula is exact on the whole case (see above)."""
@@ -304,7 +341,14 @@ class _Prover:
         space = self.space
         target = {k: space.p[k] for k in range(space.vocab_size)}
         substitution = self.equalities(cell)
-        formula = {k: self.reduce(v, substitution) for k, v in law.items()}
+        if all(self._vanishes_identically(v - target.get(k, 0) if isinstance(k, int) else v,
+                                          substitution)
+               for k, v in law.items()) and all(k in law for k in target if target[k] != 0):
+            # law == p on the case: the formula is p itself (no gcds on the long sums).
+            formula = {k: self.reduce(target.get(k, 0) if isinstance(k, int) else 0,
+                                      substitution) for k in law}
+        else:
+            formula = {k: self.reduce(v, substitution) for k, v in law.items()}
         bias = self._bias(formula, target, substitution)
         if bias:
             # Implicit equalities (a ">=" tight on the whole case) may cancel it.

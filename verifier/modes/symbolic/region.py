@@ -151,7 +151,7 @@ class Space:
         self._feasible_cache: dict[frozenset[int], bool] = {}
         self._linear_cache: dict[frozenset[Any], bool] = {}
         self._relabel_cache: dict[frozenset[int], frozenset[Any]] = {}
-        self._invariants: dict[int, tuple[Any, ...]] = {}
+        self._invariants: dict[int, tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
         self._lin_cache: dict[Any, Lin | None] = {}
         self.lp_calls = 0
 
@@ -246,13 +246,13 @@ class Space:
         cached = self._relabel_cache.get(key)
         if cached is not None:
             return cached
-        # A row's label-free invariant: relation, constant, support size, coefficient sum.
-        rows = [(_KEYS[k][0], self._invariant(k)) for k in key]
-        signatures: list[list[tuple[Any, ...]]] = [[] for _ in range(h)]
-        for lin, inv in rows:
+        rows = [self._row_ints(k) for k in key]
+        signatures: list[list[tuple[int, ...]]] = [[] for _ in range(h)]
+        for pairs, inv in rows:
             for i in range(h):
-                if lin[i] or lin[h + i]:
-                    signatures[i].append((lin[i], lin[h + i], *inv))
+                a, b = pairs[i], pairs[h + i]
+                if a[0] or b[0]:
+                    signatures[i].append((*a, *b, *inv))
         for sig in signatures:
             sig.sort()
         order = sorted(range(h), key=lambda i: (signatures[i], i))
@@ -261,27 +261,26 @@ class Space:
             rank[i] = r
         # Rows as tuples of ints (numerator, denominator pairs): they hash fast.
         out = []
-        for k in key:
-            lin, rel = _KEYS[k]
-            new = [0] * (2 * len(lin) + 1)
+        for pairs, inv in rows:
+            new: list[tuple[int, int]] = [(0, 1)] * (2 * h)
             for i in range(h):
-                a, b = lin[i], lin[h + i]
-                new[2 * rank[i]], new[2 * rank[i] + 1] = a.numerator, a.denominator
-                j = 2 * (h + rank[i])
-                new[j], new[j + 1] = b.numerator, b.denominator
-            c = lin[-1]
-            new[-3], new[-2], new[-1] = c.numerator, c.denominator, _REL_CODE[rel]
-            out.append(tuple(new))
+                new[rank[i]] = pairs[i]
+                new[h + rank[i]] = pairs[h + i]
+            out.append((*new, inv))
         result = self._relabel_cache[key] = frozenset(out)
         return result
 
-    def _invariant(self, k: int) -> tuple[Any, ...]:
-        """A row's label-free invariant: relation, constant, support size, coefficient sum."""
+    def _row_ints(self, k: int) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
+        """Row ``k`` as (numerator, denominator) pairs, and a label-free invariant of it
+        (relation, constant, support size, coefficient sum), all ints."""
         found = self._invariants.get(k)
         if found is None:
             lin, rel = _KEYS[k]
-            found = self._invariants[k] = (_REL_CODE[rel], lin[-1],
-                                           sum(1 for c in lin[:-1] if c), sum(lin[:-1], _ZERO))
+            total = sum(lin[:-1], _ZERO)
+            found = self._invariants[k] = (
+                tuple((c.numerator, c.denominator) for c in lin[:-1]),
+                (_REL_CODE[rel], lin[-1].numerator, lin[-1].denominator,
+                 sum(1 for c in lin[:-1] if c), total.numerator, total.denominator))
         return found
 
     def point(self, constraints: Iterable[Constraint],
