@@ -13,12 +13,13 @@ re-checked against the constraints exactly.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["LPError", "backend", "solve_lp"]
+__all__ = ["LPError", "backend", "fraction_only", "solve_lp"]
 
 try:  # gmpy2's mpq: the same exact rationals, 5-10x faster than Fraction on pivots.
     if os.environ.get("SPECEXACT_PURE_FRACTION"):
@@ -30,6 +31,18 @@ except ImportError:  # pragma: no cover - gmpy2 is a dependency; Fraction is the
     _FAST = None
 
 _ZERO = Fraction(0)
+
+
+@contextlib.contextmanager
+def fraction_only() -> Iterator[None]:
+    """Within the block, the simplex pivots on Fractions (for benchmarks and tests)."""
+    global _FAST
+    saved = _FAST
+    _FAST = None
+    try:
+        yield
+    finally:
+        _FAST = saved
 
 
 def backend() -> str:

@@ -221,8 +221,8 @@ class _Prover:
             groups: dict[Any, Any] = {}
             for term in sympy.Add.make_args(e):
                 num, den = term.as_numer_denom()
-                d = ring.from_expr(den)
-                groups[d] = groups.get(d, ring.zero) + ring.from_expr(num)
+                n, d = ring.from_expr(num).cancel(ring.from_expr(den))
+                groups[d] = groups.get(d, ring.zero) + n
             total = field_.zero
             for d, n in groups.items():
                 if n:
@@ -251,8 +251,10 @@ class _Prover:
             groups: dict[Any, Any] = {}
             for term in sympy.Add.make_args(e):
                 num, den = term.as_numer_denom()
-                d = ring.from_expr(den)
-                groups[d] = groups.get(d, ring.zero) + ring.from_expr(num)
+                # Cancel each term first (small gcds): q_x * (1 - p_x / q_x) * r / S
+                # is r (q_x - p_x) / S, so the terms of a law share few denominators.
+                n, d = ring.from_expr(num).cancel(ring.from_expr(den))
+                groups[d] = groups.get(d, ring.zero) + n
         except (ValueError, TypeError, sympy.PolynomialError):
             return False
         items = [(d, n) for d, n in groups.items() if n]
