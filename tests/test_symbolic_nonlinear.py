@@ -122,7 +122,7 @@ def test_feasibility_is_cached_soundly_across_relabellings() -> None:
     for _ in range(120):
         rows = []
         for _ in range(rng.randint(1, 4)):
-            lin = tuple(F(rng.randint(-1, 1)) for _ in range(2 * h)) + (F(rng.randint(-1, 1)),)
+            lin = (*(F(rng.randint(-1, 1)) for _ in range(2 * h)), F(rng.randint(-1, 1)))
             if any(lin[:-1]):
                 rows.append((lin, rng.choice([">", ">=", "=="])))
         perm = list(range(h))
