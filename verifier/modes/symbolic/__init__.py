@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from verifier.modes.symbolic.grid import GridHazard
 from verifier.modes.symbolic.result import Case, ProofResult
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Case",
     "Constraint",
+    "GridHazard",
     "ProofResult",
     "prove",
 ]
