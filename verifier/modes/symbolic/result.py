@@ -151,7 +151,7 @@ class ProofResult:
     q_symbols: tuple[Any, ...] = ()
     #: Unbiased cases whose formula the exact engine confirmed at concrete points
     #: (a case with no rational point found, e.g. a nonlinear sliver, is not).
-    cross_checked: int = 0
+    cross_checked: int | None = None
     #: Comparisons whose answer differs between '<' and '<=' on a uniform grid.
     hazards: tuple[GridHazard, ...] = ()
     #: The grid the hazards were judged on (``prove(..., uniform_bits=K)``), or None.
@@ -193,6 +193,11 @@ class ProofResult:
         grid = (f"; {hazards} grid hazard{'s' * (hazards != 1)}" if hazards else "")
         if self.uniform_bits is not None:
             grid += f", judged on the {self.uniform_bits}-bit grid"
+        unchecked = (0 if self.cross_checked is None else
+                     sum(1 for c in self.cases if c.proved) - self.cross_checked)
+        if unchecked > 0:
+            grid += (f"; {unchecked} case{'s' * (unchecked != 1)} without a rational point "
+                     "to cross-check")
         head = (f"{self.status.upper()} {scope} on {v} token{'s' * (v != 1)} "
                 f"(uniform continuous{grid}): "
                 f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}, "
