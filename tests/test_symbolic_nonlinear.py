@@ -253,7 +253,7 @@ def test_strict_tests_and_interval_ends() -> None:
     assert hazards and all(h.boundary == "1/2" for h in hazards)
 
 
-# -- the multi-draft rules at V = 3 (slow: about 15 s each here) ---------------------------
+# -- the multi-draft rules at V = 3 (the proofs are slow: about 15 s each here) ---------------
 
 
 @pytest.mark.slow
@@ -266,7 +266,6 @@ def test_lossless_multi_draft_rules_are_proved_at_three_tokens(name: str) -> Non
     assert result.cross_checked == len(result.cases)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["multiround_original_p", "rrs_plain_q", "spectr_rho_one",
                                   "multiround_sorted_siblings"])
 def test_biased_multi_draft_rules_stay_refuted(name: str) -> None:
