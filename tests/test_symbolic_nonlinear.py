@@ -275,3 +275,28 @@ def test_biased_multi_draft_rules_stay_refuted(name: str) -> None:
     for case in result.refuting:
         assert case.witness is not None
         assert not check_sampler(rule, *case.witness).passed
+
+
+def asymmetric(p: list[Any], q: list[Any], rng: Any) -> Any:
+    """The textbook rule, except that it returns a draft where p1 >= q1 and q2 > p2.
+
+    Its mirror image (tokens 1 and 2 swapped) is an unbiased case: the caches
+    shared between relabelled cases must not carry that proof over.
+    """
+    x = rng.categorical(q)
+    if p[1] >= q[1] and q[2] > p[2]:
+        return x
+    if rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)])
+
+
+def test_relabelled_caches_do_not_carry_a_proof_to_an_asymmetric_case() -> None:
+    result = prove(asymmetric, 4)
+    assert not result.proved and result.refuting
+    for case in result.refuting:
+        assert "p1 >= q1" in case.region() and "q2 > p2" in case.region()
+        assert case.witness is not None and not check_sampler(asymmetric, *case.witness).passed
+    mirror = ([F(1, 4), F(1, 8), F(3, 8), F(1, 4)], [F(1, 4), F(3, 8), F(1, 8), F(1, 4)])
+    assert check_sampler(asymmetric, *mirror).passed
+    assert not result.case_for(*mirror).bias

@@ -108,6 +108,9 @@ class _Prover:
         self.hazards: dict[tuple[str, str], GridHazard] = {}
         self._case_hazards: list[GridHazard] = []
         self._field: Any = None
+        #: Zero tests by expression, renamed canonically for the current case.
+        self._zero_cache: dict[Any, bool] = {}
+        self._renaming: dict[Any, Any] | None = None
         self.space = Space(vocab_size)
         self.budget = budget
         self.max_cases = max_cases
@@ -239,6 +242,24 @@ class _Prover:
         d_j is a nonzero polynomial).  Products only, no gcds.  False also
         when ``expr`` is not a rational function (the slow path decides then).
         """
+        key = None
+        if not substitution and self._renaming is not None:
+            # Renaming tokens 0..V-2 maps the simplex onto itself and commutes with the
+            # elimination of the last token, so a renamed expression is zero iff the
+            # expression is: cases equal up to relabelling share this test (exactly).
+            key = sympy.sympify(expr).xreplace(self._renaming)
+        elif not substitution:
+            key = sympy.sympify(expr)
+        if key is not None:
+            known = self._zero_cache.get(key)
+            if known is not None:
+                return known
+        answer = self._zero_test(expr, substitution)
+        if key is not None:
+            self._zero_cache[key] = answer
+        return answer
+
+    def _zero_test(self, expr: Any, substitution: dict[Any, Any]) -> bool:
         e = self.space.eliminate(expr)
         if substitution:
             e = e.xreplace(substitution)
@@ -343,6 +364,7 @@ class _Prover:
         space = self.space
         target = {k: space.p[k] for k in range(space.vocab_size)}
         substitution = self.equalities(cell)
+        self._renaming = space.renaming(cell)
         if all(self._vanishes_identically(v - target.get(k, 0) if isinstance(k, int) else v,
                                           substitution)
                for k, v in law.items()) and all(k in law for k in target if target[k] != 0):

@@ -247,6 +247,22 @@ class Space:
         if cached is not None:
             return cached
         rows = [self._row_ints(k) for k in key]
+        rank = self._rank(rows)
+        # Rows as tuples of ints (numerator, denominator pairs): they hash fast.
+        out = []
+        for pairs, inv in rows:
+            new: list[tuple[int, int]] = [(0, 1)] * (2 * h)
+            for i in range(h):
+                new[rank[i]] = pairs[i]
+                new[h + rank[i]] = pairs[h + i]
+            out.append((*new, inv))
+        result = self._relabel_cache[key] = frozenset(out)
+        return result
+
+    def _rank(self, rows: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]
+              ) -> list[int]:
+        """The canonical new label of each token 0..V-2 (see :meth:`relabelled`)."""
+        h = self.vocab_size - 1
         signatures: list[list[tuple[int, ...]]] = [[] for _ in range(h)]
         for pairs, inv in rows:
             for i in range(h):
@@ -259,16 +275,22 @@ class Space:
         rank = [0] * h
         for r, i in enumerate(order):
             rank[i] = r
-        # Rows as tuples of ints (numerator, denominator pairs): they hash fast.
-        out = []
-        for pairs, inv in rows:
-            new: list[tuple[int, int]] = [(0, 1)] * (2 * h)
-            for i in range(h):
-                new[rank[i]] = pairs[i]
-                new[h + rank[i]] = pairs[h + i]
-            out.append((*new, inv))
-        result = self._relabel_cache[key] = frozenset(out)
-        return result
+        return rank
+
+    def renaming(self, constraints: Iterable[Constraint]) -> dict[Any, Any] | None:
+        """The symbol renaming (p_i -> p_rank(i), q_i -> q_rank(i)) that :meth:`relabelled`
+        applies to these constraints' linear rows; None for the identity."""
+        h = self.vocab_size - 1
+        if h < 2:
+            return None
+        rank = self._rank([self._row_ints(c.kid) for c in constraints if c.lin is not None])
+        if rank == list(range(h)):
+            return None
+        out = {}
+        for i in range(h):
+            out[self.p[i]] = self.p[rank[i]]
+            out[self.q[i]] = self.q[rank[i]]
+        return out
 
     def _row_ints(self, k: int) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
         """Row ``k`` as (numerator, denominator) pairs, and a label-free invariant of it
