@@ -110,6 +110,7 @@ class _Prover:
         self._field: Any = None
         #: Zero tests by expression, renamed canonically for the current case.
         self._zero_cache: dict[Any, bool] = {}
+        self._tidy_cache: dict[Any, Any] = {}
         self._renaming: dict[Any, Any] | None = None
         self.space = Space(vocab_size)
         self.budget = budget
@@ -233,6 +234,13 @@ class _Prover:
             return total.as_expr()
         except (ValueError, TypeError, sympy.PolynomialError):  # not a rational function
             return sympy.cancel(sympy.together(e))
+
+    def _tidy(self, expr: Any) -> Any:
+        """:func:`_tidy`, memoised: proved cases repeat the same formulas (p_k)."""
+        found = self._tidy_cache.get(expr)
+        if found is None:
+            found = self._tidy_cache[expr] = _tidy(self.space, expr)
+        return found
 
     def _vanishes_identically(self, expr: Any, substitution: dict[Any, Any]) -> bool:
         """Whether ``expr`` is the zero rational function on the simplex (and equalities).
@@ -381,7 +389,7 @@ class _Prover:
                 substitution = self.equalities((*cell, *implicit))
                 bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
                                   target, substitution)
-        nice = {k: _tidy(space, v) for k, v in formula.items() if v != 0}
+        nice = {k: self._tidy(v) for k, v in formula.items() if v != 0}
         for hazard in self._case_hazards:
             self.hazards.setdefault((hazard.comparison, hazard.region()), hazard)
         if not bias:

@@ -126,6 +126,8 @@ def _scaled(lin: Lin) -> Lin:
     """Divide by the first nonzero coefficient's absolute value (keeps the orientation)."""
     for c in lin:
         if c:
+            if c == 1 or c == -1:  # the common case: nothing to divide
+                return lin
             a = abs(c)
             return tuple(x / a for x in lin)
     return lin
