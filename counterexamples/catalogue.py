@@ -3,7 +3,8 @@
 Sampler rules live in :mod:`counterexamples.samplers` (one draft),
 :mod:`counterexamples.multidraft` (several drafts for one position) and
 :mod:`counterexamples.pipeline_rules` (mixed sampling pipelines); step rules
-come from :data:`counterexamples.steps.STEP_RULES`.  The sampler witnesses
+come from :data:`counterexamples.steps.STEP_RULES` and cross-vocabulary rules from
+:data:`counterexamples.crossvocab_rules.CROSSVOCAB_RULES`.  The sampler witnesses
 are what the default search (:func:`properties.search_sampler`) shrank each
 failure to when the entry was written; ``tests/test_catalogue.py``
 re-verifies every witness exactly.
@@ -18,7 +19,10 @@ from typing import Any, Literal
 
 from counterexamples import multidraft, pipeline_rules
 from counterexamples import samplers as s
+from counterexamples.crossvocab_rules import CROSSVOCAB_RULES
 from counterexamples.lookup import by_name
+from counterexamples.new_algorithms import ALGORITHM_SAMPLER_RULES, ALGORITHM_STEP_RULES
+from counterexamples.processor_rules import PROCESSOR_RULES
 from counterexamples.steps import STEP_RULES
 from verifier.witness import SamplerWitness, StepWitness
 
@@ -44,7 +48,7 @@ class Entry:
     """
 
     name: str
-    kind: Literal["sampler", "step"]
+    kind: Literal["sampler", "step", "cross-vocab"]
     lossless: bool
     rule: Callable[..., Any]
     summary: str
@@ -55,6 +59,8 @@ class Entry:
     uniform_bits: int | None = None
     stateful: bool = False
     target_kind: str = "any"
+    #: Steps: the processors and stopping the rule is judged under (a ProcessorPipeline).
+    processors: Any = None
 
 
 def _sampler(name: str, rule: Callable[..., Any], summary: str, source: str | None,
@@ -241,14 +247,27 @@ _LOSSY_BY_DESIGN = (
 )
 
 
-def _step_entries() -> tuple[Entry, ...]:
+def _step_entries(rules: Sequence[Any] = STEP_RULES) -> tuple[Entry, ...]:
     return tuple(Entry(rule.name, "step", rule.lossless, rule.rule, rule.summary,
                        rule.source, rule.witness, stateful=rule.stateful,
-                       target_kind=rule.target_kind) for rule in STEP_RULES)
+                       target_kind=rule.target_kind, processors=rule.processors)
+                 for rule in rules)
+
+
+def _new_sampler_entries(rules: Sequence[Any]) -> tuple[Entry, ...]:
+    return tuple(_sampler(r.name, r.rule, r.summary, r.source, r.witness,
+                          uniform_bits=r.uniform_bits) for r in rules)
+
+
+def _crossvocab_entries() -> tuple[Entry, ...]:
+    return tuple(Entry(rule.name, "cross-vocab", rule.lossless, rule.rule, rule.summary,
+                       rule.source, rule.witness) for rule in CROSSVOCAB_RULES)
 
 
 _ENTRIES: tuple[Entry, ...] = tuple(
-    sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries()),
+    sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries(),
+            *_step_entries(PROCESSOR_RULES), *_step_entries(ALGORITHM_STEP_RULES),
+            *_new_sampler_entries(ALGORITHM_SAMPLER_RULES), *_crossvocab_entries()),
            key=lambda e: (not e.lossless, e.lossy_by_design, e.kind)))
 
 

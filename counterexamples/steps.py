@@ -39,6 +39,8 @@ class StepRule:
     witness: StepWitness | None
     stateful: bool = False
     target_kind: str = "any"
+    #: The processors and stopping the rule is judged under (a ProcessorPipeline).
+    processors: Any = None
 
 
 def named_step(fn: Callable[..., Any], name: str, **options: Any) -> Callable[..., Any]:

@@ -8,8 +8,23 @@
 
 from __future__ import annotations
 
+from properties.crossvocab_search import (
+    DEFAULT_CROSSVOCAB_EXAMPLES,
+    CrossVocabSpec,
+    crossvocab_edge_cases,
+    crossvocab_specs,
+    search_crossvocab,
+    vocabularies,
+)
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
 from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
+from properties.minimal import Minimality, minimise_pair
+from properties.processor_search import (
+    PROCESSOR_PANEL,
+    processor_pipelines,
+    search_processed_step,
+)
 from properties.properties import (
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
@@ -24,6 +39,7 @@ from properties.properties import (
 from properties.runner import ExitReason, Phase
 from properties.search import (
     DEFAULT_SAMPLER_EXAMPLES,
+    DEFAULT_SAMPLER_VOCAB_SIZES,
     SamplerWitness,
     SearchResult,
     largest_tv,
@@ -33,12 +49,14 @@ from properties.search import (
 from properties.step_search import (
     DEFAULT_STEP_EXAMPLES,
     StepWitness,
+    choose_horizon,
     search_step,
     step_edge_cases,
 )
 from properties.step_strategies import STEP_MODEL_KINDS, model_pairs, model_specs
 from properties.strategies import (
     PAIR_FAMILIES,
+    TOKEN_RELATIONS,
     distributions,
     pipelines,
     pq_pairs,
@@ -47,22 +65,34 @@ from properties.strategies import (
 
 # Plainly sorted, as tests/test_exports.py checks (ruff would put the constants first).
 __all__ = [  # noqa: RUF022
+    "CrossVocabSpec",
+    "DEFAULT_CROSSVOCAB_EXAMPLES",
     "DEFAULT_FLOAT_EXAMPLES",
     "DEFAULT_SAMPLER_EXAMPLES",
+    "DEFAULT_SAMPLER_VOCAB_SIZES",
     "DEFAULT_STEP_EXAMPLES",
     "EDGE_FAMILIES",
     "ExitReason",
+    "FLOAT_HAZARDS",
+    "Minimality",
     "PAIR_FAMILIES",
+    "PROCESSOR_PANEL",
     "Phase",
     "STEP_MODEL_KINDS",
     "SamplerWitness",
     "SearchResult",
     "StepWitness",
+    "TOKEN_RELATIONS",
     "acceptance_is_one_minus_tv",
+    "choose_horizon",
+    "crossvocab_edge_cases",
+    "crossvocab_specs",
     "distributions",
     "efficiency_bounds_hold",
+    "float_hazard_pairs",
     "is_distribution_over_vocabulary",
     "largest_tv",
+    "minimise_pair",
     "model_pairs",
     "model_specs",
     "multidraft_acceptance",
@@ -72,12 +102,16 @@ __all__ = [  # noqa: RUF022
     "pq_pairs",
     "preserves_joint_law",
     "preserves_target",
+    "processor_pipelines",
     "sampler_edge_cases",
+    "search_crossvocab",
     "search_floats",
+    "search_processed_step",
     "search_sampler",
     "search_step",
     "shrink_pair",
     "step_edge_cases",
     "textbook_acceptance",
     "vocab_range",
+    "vocabularies",
 ]

@@ -13,8 +13,13 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
+from properties.float_hazards import (
+    FLOAT_HAZARDS,
+    float_hazard_edge_cases,
+    float_hazard_pairs,
+)
 from properties.runner import Progress, SearchResult, rule_key
-from properties.search import Pair, pair_search
+from properties.search import DEFAULT_SAMPLER_VOCAB_SIZES, Pair, pair_search
 from properties.strategies import vocab_range
 from verifier.exact.tree import Budget
 from verifier.modes.floats import FloatVerdict, check_float_options, check_floats
@@ -25,7 +30,8 @@ DEFAULT_FLOAT_EXAMPLES = 100
 
 
 def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = False,
-                  uniform_bits: int | None = None, vocab_sizes: int | Sequence[int] = (2, 4),
+                  uniform_bits: int | None = None,
+                  vocab_sizes: int | Sequence[int] = DEFAULT_SAMPLER_VOCAB_SIZES,
                   examples: int = DEFAULT_FLOAT_EXAMPLES, seed: int = 0,
                   budget: Budget | None = None, settings: Settings | None = None,
                   progress: Progress | None = None) -> SearchResult:
@@ -52,7 +58,13 @@ def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = F
         return check_floats(sampler, pair[0], pair[1], fmt=fmt, arrays=arrays,
                             uniform_bits=uniform_bits, budget=budget)
 
+    # Float rows are where rounding hazards live: rows summing to 1 only up to
+    # rounding, p <= q everywhere after rounding, tiny residuals, subnormals.
+    extra = None if fmt is None else (
+        float_hazard_edge_cases(low, high, fmt),
+        float_hazard_pairs(vocab_sizes=(low, high), fmt=fmt),
+        "float rounding hazards (" + ", ".join(FLOAT_HAZARDS) + ")")
     return pair_search(check, low=low, high=high, examples=examples, seed=seed,
-                       settings=settings, progress=progress, score=None,
+                       settings=settings, progress=progress, score=None, extra=extra,
                        key=rule_key(sampler, f"floats {fmt} {arrays} {low}-{high} "
                                              f"{uniform_bits}"))

@@ -87,6 +87,11 @@ class SearchResult:
     covered: str
     phases: tuple[Phase, ...] = ()
     exit_reason: ExitReason = ExitReason.finished
+    #: Step searches: the horizon every case was judged at.
+    horizon: int | None = None
+    #: What is proven about the witness's minimality (a
+    #: :class:`properties.minimal.Minimality`), None when it was only shrunk greedily.
+    minimality: Any = None
 
     @property
     def passed(self) -> bool:
@@ -152,6 +157,8 @@ class Adapter(Generic[C]):
     families: Sequence[str]
     score: Callable[[Any], float] | None = tv_score
     score_label: str = "TV"
+    #: After shrinking: ``minimise(case, fails) -> (case, minimality or None)``.
+    minimise: Callable[[C, Callable[[C], Any]], tuple[C, Any]] | None = None
 
 
 @dataclass
@@ -166,6 +173,7 @@ class SearchRun(Generic[C]):
     verdict: Any = None
     phases: list[Phase] = field(default_factory=list)
     exit_reason: ExitReason = ExitReason.finished
+    minimality: Any = None
 
     @property
     def status(self) -> Status:
@@ -313,6 +321,8 @@ def run_search(adapter: Adapter[C], *, settings: Settings | None, seed: int,
         return run
     run.phases.append(Phase.shrink)
     case = adapter.shrink(failure[0], checker)
+    if adapter.minimise is not None:
+        case, run.minimality = adapter.minimise(case, checker)
     run.case = case
     run.verdict = checker.failing.get(case, failure[1])
     run.exit_reason = ExitReason.found  # whatever the shrinker's candidates ran into
@@ -361,4 +371,5 @@ def search(adapter: Adapter[C], *, low: int, high: int, examples: Any,
         return SearchResult(run.status, run.cases, None, None, run.error, covered,
                             tuple(run.phases), run.exit_reason)
     return SearchResult("fail", run.cases, adapter.witness(run.case, run.verdict),
-                        run.verdict, None, covered, tuple(run.phases), run.exit_reason)
+                        run.verdict, None, covered, tuple(run.phases), run.exit_reason,
+                        minimality=run.minimality)

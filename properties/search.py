@@ -20,6 +20,7 @@ from hypothesis import Verbosity
 from hypothesis import settings as Settings
 
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from properties.minimal import minimise_pair
 from properties.runner import (
     Adapter,
     Progress,
@@ -40,6 +41,7 @@ from verifier.witness import SamplerWitness
 
 __all__ = [
     "DEFAULT_SAMPLER_EXAMPLES",
+    "DEFAULT_SAMPLER_VOCAB_SIZES",
     "SamplerWitness",
     "SearchResult",
     "largest_tv",
@@ -51,6 +53,9 @@ Probs = tuple[Fraction, ...]
 Pair = tuple[Probs, Probs]
 
 DEFAULT_SAMPLER_EXAMPLES = 200
+#: Vocabulary sizes a sampler search covers by default: 5 is the smallest where
+#: a residual can have four positive entries next to a zero.
+DEFAULT_SAMPLER_VOCAB_SIZES = (2, 5)
 # Checks the exact shrinker may spend after Hypothesis has shrunk.
 _SHRINK_CHECKS = 300
 
@@ -139,25 +144,39 @@ def shrink_pair(pair: tuple[Probs, Probs], fails: Callable[[tuple[Probs, Probs]]
 
 def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: int,
                 seed: int, settings: Settings | None, progress: Progress | None, key: str,
-                score: Callable[[Any], float] | None = tv_score) -> SearchResult:
+                score: Callable[[Any], float] | None = tv_score,
+                extra: tuple[Sequence[Pair], Any, str] | None = None) -> SearchResult:
     """The search over exact (p, q) pairs that sampler and float audits share.
 
     ``check(pair)`` returns a verdict with ``passed`` (an exact
     :class:`~verifier.Verdict`, a float-mode verdict); the witness of a
-    failure is a :class:`~verifier.witness.SamplerWitness`.
+    failure is a :class:`~verifier.witness.SamplerWitness`.  ``extra`` is
+    ``(edge cases, strategy, label)`` of more cases (float rows with rounding
+    hazards): its edge cases follow the others, its strategy is drawn as
+    often as the exact pairs.
     """
     edge = sampler_edge_cases(low, high)
+    strategy: Any = pq_pairs(vocab_sizes=(low, high))
+    edge_families: tuple[str, ...] = EDGE_FAMILIES
+    families: tuple[str, ...] = PAIR_FAMILIES
+    if extra is not None:
+        edge = [*edge, *extra[0]]
+        strategy = strategy | extra[1]
+        edge_families += (extra[2],)
+        families += (extra[2],)
     adapter: Adapter[Pair] = Adapter(
-        edge_cases=edge, strategy=pq_pairs(vocab_sizes=(low, high)), check=check,
+        edge_cases=edge, strategy=strategy, check=check,
         shrink=lambda pair, fails: shrink_pair(pair, fails, min_size=low),
         witness=lambda pair, verdict: SamplerWitness(*pair), key=key,
-        edge_families=EDGE_FAMILIES, families=PAIR_FAMILIES, score=score,
-        score_label="TV(output, p)")
+        edge_families=edge_families, families=families, score=score,
+        score_label="TV(output, p)",
+        minimise=lambda pair, fails: minimise_pair(pair, fails, low=low))
     return search(adapter, low=low, high=high, examples=examples, settings=settings,
                   seed=seed, progress=progress)
 
 
-def search_sampler(sampler: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
+def search_sampler(sampler: Any, *,
+                   vocab_sizes: int | Sequence[int] = DEFAULT_SAMPLER_VOCAB_SIZES,
                    examples: int = DEFAULT_SAMPLER_EXAMPLES, seed: int = 0,
                    uniform_bits: int | None = None, budget: Budget | None = None,
                    settings: Settings | None = None,

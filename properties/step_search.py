@@ -29,15 +29,29 @@ from properties.runner import (
 from properties.search import shrink_pair
 from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
 from properties.strategies import vocab_range
+from verifier.errors import SpecexactError
 from verifier.exact.tree import Budget
+from verifier.steps import step_law
+from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
 from verifier.steps.verdict import StepVerdict, check_step
 from verifier.validation import check_integer
 from verifier.witness import StepWitness
 
-__all__ = ["DEFAULT_STEP_EXAMPLES", "StepWitness", "search_step", "step_edge_cases"]
+__all__ = [
+    "DEFAULT_STEP_EXAMPLES",
+    "MAX_AUTO_HORIZON",
+    "MIN_AUTO_HORIZON",
+    "StepWitness",
+    "choose_horizon",
+    "search_step",
+    "step_edge_cases",
+]
 
 Probs = tuple[Fraction, ...]
 DEFAULT_STEP_EXAMPLES = 60
+#: The horizon chosen from a step is its longest output on the edge cases, within these bounds.
+MIN_AUTO_HORIZON = 3
+MAX_AUTO_HORIZON = 5
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "target changing after token 0")
@@ -109,57 +123,139 @@ def _shrink_case(case: _Case, fails: Callable[[_Case], Any], low: int) -> _Case:
     return best
 
 
-def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3), horizon: int = 3,
+def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = False,
+                   budget: Budget | None = None,
+                   processors: ProcessorPipeline | None = None) -> tuple[int, int | None]:
+    """The horizon a search of ``step`` uses by default, and the longest output it saw.
+
+    One call of the step is enumerated exactly on each of the ``specs`` (the
+    edge cases); the horizon is the longest output seen (so a gamma = 3
+    chain is judged on its bonus token, the 4th), at least
+    ``MIN_AUTO_HORIZON`` (a bug in the second call shows) and at most
+    ``MAX_AUTO_HORIZON`` (the joint law grows as V^horizon).  Cases the step
+    cannot run are skipped here; the search reports them.  The longest
+    output is None when no case ran.
+    """
+    longest: int | None = None
+    for spec in specs:
+        target, draft = spec.models(stateful=stateful)
+        try:
+            law = step_law(step, target, draft, budget=budget, processors=processors)
+        except SpecexactError:
+            continue
+        size = max(len(out) for out, prob in law.items() if prob and isinstance(out, tuple))
+        longest = size if longest is None else max(longest, size)
+        if longest >= MAX_AUTO_HORIZON:
+            break
+    horizon = MIN_AUTO_HORIZON if longest is None else longest
+    return min(max(horizon, MIN_AUTO_HORIZON), MAX_AUTO_HORIZON), longest
+
+
+def _horizon_note(horizon: int, longest: int | None, given: bool) -> str:
+    if given:
+        return f" with horizon {horizon}"
+    if longest is None:
+        return f" with horizon {horizon} (the default: no edge case ran the step)"
+    if longest > horizon:
+        return (f" with horizon {horizon} (chosen from the step: it emits up to {longest} "
+                f"tokens a call, capped at {MAX_AUTO_HORIZON}; pass horizon to go further)")
+    tokens = "1 token" if longest == 1 else f"{longest} tokens"
+    return (f" with horizon {horizon} (chosen from the step: its longest output on the edge "
+            f"cases is {tokens})")
+
+
+def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
+                horizon: int | None = None,
                 examples: int = DEFAULT_STEP_EXAMPLES, seed: int = 0,
                 budget: Budget | None = None, settings: Settings | None = None,
                 progress: Progress | None = None, stateful: bool = False,
                 one_hot_target: bool = False, kinds: Sequence[str] | None = None,
                 uniform_bits: int | None = None,
-                support_variants: Sequence[tuple[Any, int | None]] = ()) -> SearchResult:
+                support_variants: Sequence[tuple[Any, int | None]] = (),
+                processors: ProcessorPipeline | None = None) -> SearchResult:
     """Search for exact models on which ``step`` does not preserve the target's joint law.
 
     Compares the law of the first ``horizon`` tokens (the step run
-    repeatedly from the empty prefix) with the target's own.  ``stateful``
+    repeatedly from the empty prefix) with the target's own; ``horizon``
+    None chooses it from the step (:func:`choose_horizon`: its longest
+    output on the edge cases, within 3..5), and the coverage sentence says so.  ``stateful``
     wraps the models in :class:`~verifier.steps.models.CachedModel` (steps using
     the cache interface); ``one_hot_target`` draws one-hot target rows only
     (greedy rules); ``kinds`` restricts the row families.  The witness has
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
     ``support_variants`` are ``(step, uniform_bits)`` pairs judged after the
     exact check passes, for crashes, cache divergence, support violations and
-    invalid ids only (see :func:`properties.search_sampler`).
+    invalid ids only (see :func:`properties.search_sampler`).  ``processors`` (a
+    :class:`~verifier.steps.processors.ProcessorPipeline`) makes the reference the
+    processed target's law with its stopping; models on which the processors leave
+    no token on the target's own path have no such law and are skipped.
     """
     low, high = vocab_range(vocab_sizes)
-    check_integer(horizon, "horizon", min_value=1)
+    specs = step_edge_cases(low, high, one_hot_target=one_hot_target)
+    if horizon is None:
+        horizon, longest = choose_horizon(step, specs, stateful=stateful, budget=budget,
+                                          processors=processors)
+        note = _horizon_note(horizon, longest, False)
+    else:
+        check_integer(horizon, "horizon", min_value=1)
+        note = _horizon_note(horizon, None, True)
+    depth = horizon
+
+    skipped: set[_Case] = set()
+
+    def judged(candidate: Any, case: _Case, bits: int | None) -> Any:
+        target, draft = case.spec.models(stateful=stateful)
+        try:
+            return check_step(candidate, target, draft, case.horizon, budget=budget,
+                              uniform_bits=bits, processors=processors)
+        except ProcessorsExhausted:
+            skipped.add(case)
+            return _NO_LAW
 
     def check(case: _Case) -> StepVerdict:
-        target, draft = case.spec.models(stateful=stateful)
-        return check_step(step, target, draft, case.horizon, budget=budget,
-                          uniform_bits=uniform_bits)
+        verdict: StepVerdict = judged(step, case, uniform_bits)
+        return verdict
 
     def variant_check(variant: Any, bits: int | None) -> Callable[[_Case], StepVerdict]:
         def check_variant(case: _Case) -> StepVerdict:
-            target, draft = case.spec.models(stateful=stateful)
-            return check_step(variant, target, draft, case.horizon, budget=budget,
-                              uniform_bits=bits)
+            verdict: StepVerdict = judged(variant, case, bits)
+            return verdict
         return check_variant
 
-    edge = [_Case(spec, horizon)
-            for spec in step_edge_cases(low, high, one_hot_target=one_hot_target)]
+    edge = [_Case(spec, depth) for spec in specs]
     strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
-                           one_hot_target=one_hot_target).map(lambda s: _Case(s, horizon))
+                           one_hot_target=one_hot_target).map(lambda s: _Case(s, depth))
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy,
         check=with_variants(check, [variant_check(v, bits) for v, bits in support_variants]),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
-        key=rule_key(step, f"step {low}-{high} h{horizon} {stateful} {one_hot_target} "
-                          f"{uniform_bits} {len(support_variants)}"),
+        key=rule_key(step, f"step {low}-{high} h{depth} {stateful} {one_hot_target} "
+                          f"{uniform_bits} {len(support_variants)} {processors or ''}"),
         edge_families=_STEP_EDGE_FAMILIES,
         families=(*families, "context-free and context-dependent"),
         score_label="TV(joint law)")
-    return search(adapter, low=low, high=high, examples=examples, settings=settings,
-                  seed=seed, progress=progress, sizes_note=f" with horizon {horizon}")
+    if processors is not None and not processors.identity:
+        note += f" under {processors}"
+    result = search(adapter, low=low, high=high, examples=examples, settings=settings,
+                    seed=seed, progress=progress, sizes_note=note)
+    if skipped:
+        result = replace(result, covered=f"{result.covered} {len(skipped)} of them had no "
+                         "processed law (the processors leave no token on the target's "
+                         "path) and were skipped.")
+    return replace(result, horizon=depth)
+
+
+class _NoLaw:
+    """A case whose processed target has no law (the processors leave no token): skipped."""
+
+    passed = True
+    tv = None
+
+
+_NO_LAW = _NoLaw()
 
 
 def _witness(case: _Case, verdict: StepVerdict) -> StepWitness:
-    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec)
+    return StepWitness(verdict.target, verdict.draft, case.horizon, case.spec,
+                       processors=verdict.processors)

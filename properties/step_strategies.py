@@ -92,13 +92,22 @@ def _spec(draw: Any, v: int, families: Sequence[str], max_weight: int, max_overr
             chosen = draw(_BUILDERS[family](v, max_weight))
         return chosen
 
-    family = draw(st.sampled_from(tuple(families)))
-    default = pair(family)
-    count = draw(st.integers(0, max_overrides))
+    # Rows mix families per prefix (target = draft at some prefixes only, a zero
+    # in the draft after one token, ...): each prefix draws its own family.
+    default = pair(draw(st.sampled_from(tuple(families))))
     overrides: dict[Prefix, tuple[Probs, Probs]] = {}
-    for _ in range(count):
-        prefix = tuple(draw(st.lists(st.integers(0, v - 1), min_size=1, max_size=depth)))
-        overrides[prefix] = pair(family)
+    if draw(st.booleans()):
+        # Fully context-dependent: every prefix up to some length has its own rows.
+        length = draw(st.integers(1, depth))
+        prefixes: list[Prefix] = [()]
+        for _ in range(length):
+            prefixes = [(*pre, t) for pre in prefixes for t in range(v)]
+            for pre in prefixes:
+                overrides[pre] = pair(draw(st.sampled_from(tuple(families))))
+    else:
+        for _ in range(draw(st.integers(0, max_overrides))):
+            prefix = tuple(draw(st.lists(st.integers(0, v - 1), min_size=1, max_size=depth)))
+            overrides[prefix] = pair(draw(st.sampled_from(tuple(families))))
     return ModelSpec(default, tuple((k, a, b) for k, (a, b) in sorted(overrides.items())))
 
 

@@ -22,6 +22,7 @@ from verifier.validation import check_integer
 
 __all__ = [
     "PAIR_FAMILIES",
+    "TOKEN_RELATIONS",
     "distributions",
     "pipelines",
     "pq_pairs",
@@ -31,7 +32,11 @@ __all__ = [
 Probs = tuple[Fraction, ...]
 
 #: The kinds of (p, q) pair ``pq_pairs`` draws, simplest first (shrinking goes left).
-PAIR_FAMILIES = ("independent", "equal", "zeros-in-q", "disjoint", "nearly-equal", "one-hot")
+PAIR_FAMILIES = ("independent", "equal", "zeros-in-q", "disjoint", "nearly-equal", "one-hot",
+                 "masked", "relations")
+
+#: The relation of p(i) to q(i) a token gets in the "relations" family, simplest first.
+TOKEN_RELATIONS = ("tie", "above", "below", "p-only", "q-only", "neither")
 
 
 def vocab_range(vocab_sizes: int | Sequence[int], *, name: str = "vocab_sizes"
@@ -148,6 +153,49 @@ def _one_hot(draw: Any, v: int, w: int) -> tuple[Probs, Probs]:
     return (p_hot, other) if which == "p" else (other, p_hot)
 
 
+@st.composite
+def _masked(draw: Any, v: int, w: int) -> tuple[Probs, Probs]:
+    """One mask applied to both rows (as one top-k or grammar mask on target and draft):
+    p and q share a support smaller than V."""
+    keep = draw(st.lists(st.booleans(), min_size=v, max_size=v))
+    if all(keep) or not any(keep):  # the mask must cut something and keep something
+        keep = [i != v - 1 for i in range(v)]
+    p = [x if k else 0 for x, k in zip(draw(_weights(v, w, positive=True)), keep, strict=True)]
+    q = [x if k else 0 for x, k in zip(draw(_weights(v, w, positive=True)), keep, strict=True)]
+    return _normalise(p), _normalise(q)
+
+
+@st.composite
+def _relations(draw: Any, v: int, w: int) -> tuple[Probs, Probs]:
+    """Each token gets its own relation of p(i) to q(i): tied, above, below, in one support only,
+    or in neither.
+
+    The patterns random rows almost never produce come up often here: a
+    residual with many positive entries next to exactly one zero in q, p and
+    q sharing a support smaller than V (one mask on both), ties p(i) = q(i)
+    at some tokens only.  Sizes are exact: the mass p loses where p > q is
+    the mass it gains where p < q.
+    """
+    relations = draw(st.lists(st.sampled_from(TOKEN_RELATIONS), min_size=v, max_size=v))
+    small = st.integers(1, min(3, w))
+    gains = [draw(small) if r in ("above", "p-only") else 0 for r in relations]
+    losses = [draw(small) if r in ("below", "q-only") else 0 for r in relations]
+    up, down = sum(gains), sum(losses)
+    if (up == 0) != (down == 0):  # mass cannot move one way only: those tokens become ties
+        relations = ["tie" if g or lo else r for r, g, lo in zip(relations, gains, losses,
+                                                                   strict=True)]
+        gains, losses, up, down = [0] * v, [0] * v, 0, 0
+    p: list[int] = []
+    q: list[int] = []
+    for r, gain, loss in zip(relations, gains, losses, strict=True):
+        shared = draw(small) if r in ("tie", "above", "below") else 0
+        p.append(shared + gain * down)
+        q.append(shared + loss * up)
+    if not any(p):  # every token in neither support: the simplest pair there is
+        p[0] = q[0] = 1
+    return _normalise(p), _normalise(q)
+
+
 # Cached: building strategies afresh inside every draw dominates the search's cost.
 _BUILDERS: dict[str, Callable[[int, int], st.SearchStrategy[tuple[Probs, Probs]]]] = {
     name: functools.cache(builder) for name, builder in (
@@ -157,6 +205,8 @@ _BUILDERS: dict[str, Callable[[int, int], st.SearchStrategy[tuple[Probs, Probs]]
         ("disjoint", _disjoint),
         ("nearly-equal", _nearly_equal),
         ("one-hot", _one_hot),
+        ("masked", _masked),
+        ("relations", _relations),
     )
 }
 
@@ -167,7 +217,10 @@ def pq_pairs(*, vocab_sizes: int | Sequence[int] = (2, 4), max_weight: int = 12,
 
     Families: independent laws, p = q, q with zeros where p > 0, disjoint
     supports, nearly equal pairs (one unit of mass moved at a finer
-    resolution) and one-hot pairs.  Vocabulary 1 only allows p = q = (1,).
+    resolution), one-hot pairs, one mask applied to both rows (a shared
+    support smaller than V), and per-token relations (each token tied,
+    above, below, in one support or in neither: many-entry residuals next to
+    one zero, shared supports smaller than V, partial ties).  Vocabulary 1 only allows p = q = (1,).
     """
     low, high = vocab_range(vocab_sizes)
     _check_weight(max_weight)

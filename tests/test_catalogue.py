@@ -9,7 +9,7 @@ import pytest
 
 import counterexamples
 from counterexamples import Entry, catalogue, get
-from verifier import check_sampler, check_step
+from verifier import check_crossvocab_step, check_sampler, check_step
 
 ENTRIES = catalogue()
 WITH_WITNESS = [e for e in ENTRIES if e.witness is not None]
@@ -20,7 +20,7 @@ def test_catalogue_holds_what_the_issue_asks_for():
     lossless = [e for e in ENTRIES if e.lossless]
     lossy = [e for e in ENTRIES if e.lossy_by_design]
     assert len(wrong) >= 20 and len(lossless) >= 8 and len(lossy) >= 3
-    assert {e.kind for e in wrong} == {"sampler", "step"}
+    assert {e.kind for e in wrong} == {"sampler", "step", "cross-vocab"}
     names = {e.name for e in ENTRIES}
     assert len(names) == len(ENTRIES), "names must be unique"
     # The wasteful-but-lossless variants of section 2.
@@ -33,7 +33,7 @@ def test_catalogue_holds_what_the_issue_asks_for():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
 def test_entry_contract(entry: Entry):
-    assert entry.kind in ("sampler", "step")
+    assert entry.kind in ("sampler", "step", "cross-vocab")
     assert callable(entry.rule)
     assert isinstance(entry.summary, str) and len(entry.summary) > 40
     assert entry.source is None or isinstance(entry.source, str)
@@ -59,8 +59,13 @@ def test_every_witness_refutes_its_rule(entry: Entry):
         # Minimal: at most three tokens, small denominators.
         assert len(w.p) <= 3
         assert math.lcm(*(x.denominator for x in (*w.p, *w.q))) <= 15
+    elif entry.kind == "cross-vocab":
+        verdict = check_crossvocab_step(entry.rule, w.target, w.draft, w.horizon)
+        assert not verdict.passed
+        assert w.horizon <= 3
     else:
-        verdict = check_step(entry.rule, w.target, w.draft, w.horizon)
+        verdict = check_step(entry.rule, w.target, w.draft, w.horizon,
+                             processors=entry.processors)
         assert not verdict.passed
         assert w.horizon <= 3
 

@@ -481,6 +481,14 @@ def textbook(p, q, rng):
     x = rng.categorical(q)
     if rng.random() < p[x] / q[x]:
         return x
+    r = [max(a - b, 0.0) for a, b in zip(p, q)]
+    return rng.categorical(r) if any(r) else x  # rounded rows: p <= q everywhere happens
+
+
+def unguarded(p, q, rng):
+    x = rng.categorical(q)
+    if rng.random() < p[x] / q[x]:
+        return x
     return rng.categorical([max(a - b, 0.0) for a, b in zip(p, q)])
 
 
@@ -526,6 +534,16 @@ def test_floats_rounding_alone_passes(float_samplers):
                           "--examples", "10")
     assert code == 0, data
     assert data["verdict"] == "pass" and "floats" in data["mode"]
+
+
+def test_floats_rounding_hazard_fails(float_samplers):
+    # Issue 13: rounded rows with q >= p everywhere (p != q) leave an all-zero residual.
+    code, data = run_json("audit", target(float_samplers, "unguarded"), "--floats")
+    assert code == 1, data
+    witness = data["counterexample"]
+    assert witness["severity"] == "crash"
+    assert any(s != "1" for s in witness["floats"]["given_sums"])
+    assert "rounding hazards" in data["coverage"]
 
 
 def test_floats_structural_bias_fails(float_samplers):

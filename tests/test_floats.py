@@ -290,5 +290,41 @@ def test_bad_options_are_rejected(kwargs: dict[str, Any], error: type[Exception]
 
 
 def test_bad_distribution_is_rejected() -> None:
-    with pytest.raises(InvalidDistribution):
-        check_floats(textbook, [0.1, 0.2, 0.7], ["1/3", "1/3", "1/3"])
+    with pytest.raises(InvalidDistribution, match="2\\^-10 away from 1"):
+        check_floats(textbook, [0.1, 0.2, 0.6], ["1/3", "1/3", "1/3"])
+    with pytest.raises(InvalidDistribution, match="negative"):
+        check_floats(textbook, [-0.1, 0.4, 0.7], ["1/3", "1/3", "1/3"])
+
+
+def test_float_rows_not_summing_to_one_are_judged_against_their_normalisation() -> None:
+    """Issue 13: engines' rows sum to 1 only up to rounding ([0.1, 0.2, 0.7] is 1 + 2^-54)."""
+    p = [0.1, 0.2, 0.7]
+    assert sum(Fraction(x) for x in p) != 1
+    verdict = check_floats(textbook, p, ["1/3", "1/3", "1/3"])
+    assert verdict.passed, verdict.format()
+    total = sum(Fraction(x) for x in p)
+    assert verdict.p == tuple(Fraction(x) / total for x in p)
+    assert verdict.given_sums == (total, 1)
+    assert "p as given sums to" in verdict.format()
+    assert verdict.to_json()["given_sums"] == [str(total), "1"]
+    # The float run gets the row as given, not its normalisation.
+    assert verdict.p_float == tuple(p)
+
+
+def test_an_all_zero_residual_after_rounding_is_a_crash() -> None:
+    """p <= q at every token after rounding, p != q: the residual is 0/0."""
+    from properties.float_hazards import float_hazard_edge_cases
+
+    p, q = float_hazard_edge_cases(2, 2, "float64")[0]  # q-above
+    assert all(a <= b for a, b in zip(p, q, strict=True)) and p != q
+    verdict = check_floats(textbook, p, q)
+    assert verdict.severity == "crash", verdict.format()
+
+    def guarded(p: Any, q: Any, rng: Any) -> Any:
+        x = rng.categorical(q)
+        if rng.random() < p[x] / q[x]:
+            return x
+        r = [max(a - b, 0) for a, b in zip(p, q, strict=True)]
+        return rng.categorical(r) if any(r) else x
+
+    assert check_floats(guarded, p, q).passed

@@ -296,4 +296,4 @@ def test_step_horizon_option_is_respected():
     # the first token's marginal is right: horizon 1 cannot see the bug
     result = assert_step_preserves_target(partial(shared_uniform, gamma=2), horizon=1,
                                           examples=5)
-    assert result.options.depth == 1
+    assert result.options.horizon == 1 and result.horizon == 1

@@ -36,6 +36,8 @@ def float_textbook(p, q, rng):
     if rng.random() * q[x] < p[x]:
         return x
     r = [max(a - b, 0.0) for a, b in zip(p, q)]
+    if not any(r):  # rounded rows can have p <= q everywhere
+        return x
     return rng.categorical([v / sum(r) for v in r])
 
 

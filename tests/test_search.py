@@ -57,7 +57,7 @@ def test_textbook_passes_and_says_what_was_covered():
     assert result.status == "pass" and result.passed
     assert result.witness is None and result.verdict is None and result.error is None
     assert result.cases > 30  # edge cases come on top of the Hypothesis examples
-    assert "2..4" in result.covered and "p = q" in result.covered
+    assert "2..5" in result.covered and "p = q" in result.covered
     assert f"{result.cases} exact cases" in result.covered
 
 

@@ -51,6 +51,8 @@ def test_each_family_has_its_defining_property(family):
         "nearly-equal": lambda p, q: p != q and sum(abs(a - b) for a, b in
                                                     zip(p, q, strict=True)) / 2 <= F(1, 2),
         "one-hot": lambda p, q: 1 in p or 1 in q,
+        "masked": lambda p, q: [a > 0 for a in p] == [b > 0 for b in q] and 0 in p,
+        "relations": lambda p, q: True,  # its patterns: test_relations_reach_rare_patterns
     }[family]
 
     @FAST
@@ -61,6 +63,28 @@ def test_each_family_has_its_defining_property(family):
         assert check(p, q)
 
     run()
+
+
+def test_relations_reach_rare_patterns():
+    """The patterns random rows almost never produce come up in the relations family."""
+    seen = set()
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
+    @given(pq_pairs(vocab_sizes=4, families=["relations"]))
+    def run(pair):
+        p, q = pair
+        residual = [a - b for a, b in zip(p, q, strict=True) if a > b]
+        if sum(b == 0 for b in q) == 1 and len(residual) == 3:
+            seen.add("one zero in q, three residual entries")
+        support_p = [a > 0 for a in p]
+        if support_p == [b > 0 for b in q] and 2 <= sum(support_p) < 4 and p != q:
+            seen.add("shared smaller support")
+        if p != q and any(a == b > 0 for a, b in zip(p, q, strict=True)):
+            seen.add("partial tie")
+
+    run()
+    assert seen == {"one zero in q, three residual entries", "shared smaller support",
+                    "partial tie"}
 
 
 def test_families_include_the_special_cases():

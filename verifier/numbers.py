@@ -14,7 +14,11 @@ from typing import Any, Final
 
 from verifier.errors import InvalidArgument, InvalidDistribution
 
-__all__ = ["as_distribution", "to_fraction"]
+__all__ = ["ROW_SUM_SLACK", "as_distribution", "as_weights", "to_fraction"]
+
+#: How far from 1 a float row given to float mode may sum (rounding-sized, as engines
+#: hand rows over); beyond it the row is refused as not a probability row.
+ROW_SUM_SLACK: Final = Fraction(1, 2**10)
 
 _FRACTION: Final = Fraction
 
@@ -64,7 +68,8 @@ def to_fraction(value: Any, *, name: str = "value") -> Fraction:
     raise InvalidArgument(msg)
 
 
-def as_distribution(values: Iterable[Any], *, name: str = "p") -> tuple[Fraction, ...]:
+def as_distribution(values: Iterable[Any], *, name: str = "p", exact_sum: bool = True
+                    ) -> tuple[Fraction, ...]:
     """Validate ``values`` as a probability vector and return it as exact Fractions.
 
     The vector must be non-empty, every entry finite and nonnegative, and the
@@ -72,6 +77,8 @@ def as_distribution(values: Iterable[Any], *, name: str = "p") -> tuple[Fraction
     binary value, so ``[0.1, 0.2, 0.7]`` (which sums to slightly more than 1
     in exact arithmetic) is rejected: normalise it exactly first, for example
     with :func:`fractions.Fraction` strings.
+
+    ``exact_sum=False`` skips the sum check (see :func:`as_weights`).
 
     Raises :class:`~verifier.errors.InvalidDistribution` naming ``name``.
     """
@@ -107,11 +114,32 @@ def as_distribution(values: Iterable[Any], *, name: str = "p") -> tuple[Fraction
             raise InvalidDistribution(msg)
         out.append(f)
     total = sum(out, Fraction(0))
-    if total != 1:
+    if exact_sum and total != 1:
         msg = (f"{name} sums to {total} (~{float(total):.17g}), not exactly 1; "
                "a distribution's entries must sum to exactly 1 in exact arithmetic")
         raise InvalidDistribution(msg)
     return tuple(out)
+
+
+def as_weights(values: Iterable[Any], *, name: str = "p"
+               ) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """A float row as engines hand it over: ``(given, normalised)``, both exact.
+
+    Rounded rows rarely sum to exactly 1 (``[0.1, 0.2, 0.7]`` sums to
+    ``1 + 2**-54``).  ``given`` is the row's exact value; ``normalised`` is
+    ``given / sum(given)``, the law the row stands for (what a categorical
+    draw from it samples).  The sum must be within :data:`ROW_SUM_SLACK` of
+    1: a row further off is a bug in the input, not rounding.
+    """
+    given = as_distribution(values, name=name, exact_sum=False)
+    total = sum(given, Fraction(0))
+    if abs(total - 1) > ROW_SUM_SLACK:
+        msg = (f"{name} sums to ~{float(total):.17g}, more than 2^-10 away from 1; a "
+               "probability row must sum to 1 up to rounding (normalise it first)")
+        raise InvalidDistribution(msg)
+    if total == 1:
+        return given, given
+    return given, tuple(x / total for x in given)
 
 
 def check_same_vocabulary(p: Sequence[Any], q: Sequence[Any]) -> None:

@@ -57,13 +57,15 @@ class StepWitness:
 
     ``spec`` is the compact description the search built the models from
     (a :class:`properties.step_strategies.ModelSpec`), None for hand-written
-    witnesses.
+    witnesses; ``processors`` the processors and stopping the step was judged
+    under (a :class:`verifier.steps.processors.ProcessorPipeline`), None for none.
     """
 
     target: Any
     draft: Any
     horizon: int
     spec: Any = field(default=None, compare=False)
+    processors: Any = None
 
 
 def fraction_text(value: Any) -> str:
@@ -118,12 +120,18 @@ def sampler_case_json(p: Sequence[Fraction], q: Sequence[Fraction],
 
 def step_witness_json(target_rows: Rows, draft_rows: Rows, horizon: int,
                       expected: Mapping[Hashable, Fraction] | None,
-                      actual: Mapping[Hashable, Fraction] | None) -> dict[str, Any]:
+                      actual: Mapping[Hashable, Fraction] | None,
+                      processors: Any = None) -> dict[str, Any]:
     """A step's witness: the model rows the run asked for, the horizon and both joint laws.
 
     A crash leaves no comparison, hence no expected law whose outcomes to list.
+    ``processors`` (a pipeline with ``to_json()``) adds its configuration under
+    ``"processors"``; the rows are the models' own, before processing.
     """
     keys = list(expected) if expected is not None else []
-    return {"target": rows_json(target_rows), "draft": rows_json(draft_rows),
+    data = {"target": rows_json(target_rows), "draft": rows_json(draft_rows),
             "horizon": horizon, "expected": law_json(expected, keys),
             "actual": law_json(actual, keys if actual is not None else ())}
+    if processors is not None:
+        data["processors"] = processors.to_json()
+    return data

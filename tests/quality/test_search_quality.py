@@ -12,7 +12,7 @@ import math
 import pytest
 
 from counterexamples import Entry, catalogue, get
-from properties import largest_tv, search_sampler, search_step
+from properties import largest_tv, search_crossvocab, search_sampler, search_step
 from properties.search import SearchResult
 
 
@@ -20,8 +20,11 @@ def search(entry: Entry) -> SearchResult:
     """The default search for a catalogue entry, with the options the entry declares."""
     if entry.kind == "sampler":
         return search_sampler(entry.rule, uniform_bits=entry.uniform_bits)
+    if entry.kind == "cross-vocab":
+        return search_crossvocab(entry.rule)
     return search_step(entry.rule, stateful=entry.stateful,
-                       one_hot_target=entry.target_kind == "one-hot")
+                       one_hot_target=entry.target_kind == "one-hot",
+                       processors=entry.processors)
 
 
 def test_naive_fallback_is_found_among_the_first_cases():

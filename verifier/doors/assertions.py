@@ -8,7 +8,8 @@ True
 Options left out come, in this order, from a ``@pytest.mark.specexact(...)``
 marker on the running test, the ``--specexact-*`` command-line options, the
 ``specexact_*`` ini settings, and the built-in defaults (vocabularies 2..4 for
-samplers, 2..3 with horizon 3 for steps, seed 0).  An audit that cannot reach
+samplers, 2..3 with horizon 3 for steps, 2..4 tokens per vocabulary with
+horizon 3 characters for cross-vocabulary steps, seed 0).  An audit that cannot reach
 a verdict raises :class:`~verifier.errors.Undecided`: the test errors, it
 never passes.
 """
@@ -32,7 +33,12 @@ from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
 from verifier.validation import fail
 
-__all__ = ["assert_preserves_target", "assert_step_preserves_target", "option_defaults"]
+__all__ = [
+    "assert_crossvocab_preserves_target",
+    "assert_preserves_target",
+    "assert_step_preserves_target",
+    "option_defaults",
+]
 
 _OPTION_NAMES = ("vocab_sizes", "horizon", "examples", "seed", "uniform_bits", "budget",
                  "settings", "stateful", "one_hot_target", "floats", "arrays")
@@ -109,13 +115,14 @@ def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
     merged: dict[str, Any] = dict(_session_defaults)
     merged.update(_test_defaults.get() or {})
     merged.update({k: v for k, v in explicit.items() if v is not None})
+    steplike = kind in ("step", "cross-vocab")
     return AuditOptions(
-        kind="step" if kind == "step" else "sampler",
+        kind=kind if steplike else "sampler",  # type: ignore[arg-type]
         vocab_sizes=_vocab_sizes(merged.get("vocab_sizes")),
-        horizon=merged.get("horizon") if kind == "step" else None,
+        horizon=merged.get("horizon") if steplike else None,
         examples=merged.get("examples"),
         seed=merged.get("seed", 0),
-        uniform_bits=merged.get("uniform_bits") if kind == "sampler" else None,
+        uniform_bits=merged.get("uniform_bits"),
         budget=merged.get("budget"),
         settings=merged.get("settings"),
         stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
@@ -167,19 +174,45 @@ def assert_preserves_target(sampler: Callable[..., Any], *,
 def assert_step_preserves_target(step: Callable[..., Any], *,
                                  vocab_sizes: Any = None, horizon: int | None = None,
                                  examples: int | None = None, seed: int | None = None,
+                                 uniform_bits: int | None = None,
                                  budget: Budget | None = None, settings: Any = None,
                                  stateful: bool | None = None,
                                  one_hot_target: bool | None = None) -> AuditResult:
     """Audit ``step(target, draft, prefix, rng)`` over the joint law of ``horizon`` tokens.
 
-    Options as for :func:`assert_preserves_target`, plus ``horizon`` (default
-    3), ``stateful`` (hand the step :class:`~verifier.steps.models.CachedModel`
-    models and check their caches) and ``one_hot_target`` (one-hot target
-    rows only, for greedy rules).  Raises AssertionError with the minimal
+    Options as for :func:`assert_preserves_target`, plus ``horizon`` (default:
+    chosen from the step, see :func:`properties.search_step`), ``uniform_bits``
+    (judge each case exactly, and again with ``rng.random()`` on the K-bit
+    grid for crashes and mass where the target has none, instead of the
+    default float32 and float64 grids), ``stateful`` (hand the step
+    :class:`~verifier.steps.models.CachedModel` models and check their
+    caches) and ``one_hot_target`` (one-hot target rows only, for greedy
+    rules).  Raises AssertionError with the minimal
     models and the joint-law table.
     """
     __tracebackhide__ = True
     return _check(step, "step", {
         "vocab_sizes": vocab_sizes, "horizon": horizon, "examples": examples, "seed": seed,
-        "budget": budget, "settings": settings, "stateful": stateful,
-        "one_hot_target": one_hot_target})
+        "uniform_bits": uniform_bits, "budget": budget, "settings": settings,
+        "stateful": stateful, "one_hot_target": one_hot_target})
+
+
+def assert_crossvocab_preserves_target(step: Callable[..., Any], *,
+                                       vocab_sizes: Any = None, horizon: int | None = None,
+                                       examples: int | None = None, seed: int | None = None,
+                                       budget: Budget | None = None,
+                                       settings: Any = None) -> AuditResult:
+    """Audit a cross-vocabulary ``step(target, draft, prefix, rng)`` on the law of text.
+
+    The step gets :class:`~verifier.crossvocab.VocabModel` models over two
+    vocabularies of strings and returns target ids (see
+    :mod:`verifier.crossvocab.decode`); the law of the first ``horizon``
+    characters (default 3) of the text its decode emits is compared exactly
+    with the target's own.  ``vocab_sizes`` bounds the tokens of each
+    vocabulary (default 2..4).  Raises AssertionError with the minimal
+    vocabularies, models and the table of texts.
+    """
+    __tracebackhide__ = True
+    return _check(step, "cross-vocab", {
+        "vocab_sizes": vocab_sizes, "horizon": horizon, "examples": examples, "seed": seed,
+        "budget": budget, "settings": settings})

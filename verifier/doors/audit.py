@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal, final
 
+from verifier.crossvocab import check_crossvocab_step
 from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SpecexactError, Undecided
 from verifier.exact.tree import Budget
-from verifier.exact.verdict import Verdict, check_sampler
+from verifier.exact.verdict import Verdict, check_sampler, support_finding
+from verifier.steps.decode import accepts_processors
+from verifier.steps.processors import ProcessorPipeline
 from verifier.steps.verdict import check_step
 from verifier.validation import (
     check_choice,
@@ -31,6 +34,7 @@ from verifier.validation import (
 __all__ = [
     "AuditOptions",
     "AuditResult",
+    "CrossVocabCounterexample",
     "FloatCounterexample",
     "SamplerCounterexample",
     "StepCounterexample",
@@ -40,14 +44,27 @@ __all__ = [
     "parse_vocab_sizes",
 ]
 
-Kind = Literal["sampler", "step"]
+Kind = Literal["sampler", "step", "cross-vocab"]
+KINDS: tuple[str, ...] = ("sampler", "step", "cross-vocab")
 
-#: Defaults of the contract: vocabularies 2..4 for samplers, 2..3 with horizon 3 for steps.
-DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 4), "step": (2, 3)}
+#: Default vocabularies: 2..5 for samplers (5 is the smallest size where a residual has
+#: four positive entries next to a zero), 2..3 for steps, whose horizon is chosen from
+#: the step itself (see :func:`properties.search_step`) unless given; cross-vocab: 2..4
+#: tokens per vocabulary.
+DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 5), "step": (2, 3),
+                                                      "cross-vocab": (2, 4)}
+#: The horizon of torch ``decode`` loops (max_new_tokens) and of cross-vocab audits
+#: (characters of text) when none is given; step searches choose theirs from the step.
 DEFAULT_HORIZON = 3
 DEFAULT_SEED = 0
 #: The grid every default audit also checks: torch.rand in float32, k / 2**24.
 FLOAT32_UNIFORM_BITS = 24
+#: ... and numpy's ``Generator.random()`` / torch.rand in float64, k / 2**53.
+FLOAT64_UNIFORM_BITS = 53
+_GRID_NAMES = {FLOAT32_UNIFORM_BITS: "float32 uniforms (rng.random() on k/2^24, as torch.rand "
+                                     "draws it)",
+               FLOAT64_UNIFORM_BITS: "float64 uniforms (rng.random() on k/2^53, as numpy's "
+                                     "random() draws it)"}
 
 
 @final
@@ -85,9 +102,12 @@ class AuditOptions:
     #: exactly again with ``rng.random()`` on the float32 grid (as torch.rand draws
     #: it), for crashes and mass where the target has none.  False: ideal uniform only.
     grid_check: bool = True
+    #: Steps: the processors and stopping (a :class:`verifier.ProcessorPipeline`) the
+    #: step is called with; the reference is then the processed target's law.
+    processors: Any = None
 
     def __post_init__(self) -> None:
-        check_choice(self.kind, "kind", ("sampler", "step"))
+        check_choice(self.kind, "kind", KINDS)
         if self.vocab_sizes is not None:
             _check_vocab_pair(self.vocab_sizes)
         check_optional_integer(self.horizon, "horizon", min_value=1)
@@ -106,8 +126,18 @@ class AuditOptions:
         if self.kind == "sampler" and (self.stateful or self.one_hot_target):
             msg = "stateful and one_hot_target apply to steps, not samplers"
             raise InvalidArgument(msg)
-        if self.kind == "step" and self.floats is not None:
-            msg = "floats applies to samplers, not steps"
+        if self.processors is not None:
+            check_type(self.processors, "processors", ProcessorPipeline,
+                       "a verifier.ProcessorPipeline or None")
+            if self.kind != "step":
+                msg = (f"processors apply to steps, not to kind={self.kind!r} (for a "
+                       "sampler, give the processed p instead)")
+                raise InvalidArgument(msg)
+        if self.kind != "sampler" and self.floats is not None:
+            msg = f"floats applies to samplers, not to kind={self.kind!r}"
+            raise InvalidArgument(msg)
+        if self.kind == "cross-vocab" and (self.stateful or self.one_hot_target):
+            msg = "stateful and one_hot_target apply to same-vocabulary steps, not cross-vocab"
             raise InvalidArgument(msg)
         if self.arrays and self.floats is None:
             msg = "arrays=True needs floats='float64' or 'float32'"
@@ -117,9 +147,6 @@ class AuditOptions:
     def sizes(self) -> tuple[int, int]:
         return self.vocab_sizes or DEFAULT_VOCAB_SIZES[self.kind]
 
-    @property
-    def depth(self) -> int:
-        return self.horizon if self.horizon is not None else DEFAULT_HORIZON
 
 
 @final
@@ -202,6 +229,11 @@ class StepCounterexample:
         return None if crash is None else str(crash)
 
     @property
+    def processors(self) -> Any:
+        """The processors and stopping the step was judged under (None: none)."""
+        return getattr(self.verdict, "processors", None)
+
+    @property
     def reason(self) -> str:
         return str(self.verdict.reason)
 
@@ -249,7 +281,52 @@ class FloatCounterexample:
         return rest
 
 
-Counterexample = SamplerCounterexample | StepCounterexample | FloatCounterexample
+@final
+@dataclass(frozen=True)
+class CrossVocabCounterexample:
+    """Two vocabularies and models on which a cross-vocabulary step's law of text differs
+    from the target's (the verdict of :func:`verifier.crossvocab.check_crossvocab_step`)."""
+
+    verdict: Any
+
+    @property
+    def horizon(self) -> int:
+        return int(self.verdict.horizon)
+
+    @property
+    def expected(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.expected
+        return law
+
+    @property
+    def actual(self) -> Distribution | None:
+        law: Distribution | None = self.verdict.actual
+        return law
+
+    @property
+    def tv(self) -> Fraction | None:
+        tv: Fraction | None = self.verdict.tv
+        return tv
+
+    @property
+    def crash(self) -> str | None:
+        crash = self.verdict.crash
+        return None if crash is None else str(crash)
+
+    @property
+    def reason(self) -> str:
+        return str(self.verdict.reason)
+
+    def table(self, *, verbose: bool = True) -> str:
+        return str(self.verdict.table(verbose=verbose))
+
+    def model_lines(self) -> list[str]:
+        lines: list[str] = self.verdict.models_lines()
+        return lines
+
+
+Counterexample = (SamplerCounterexample | StepCounterexample | FloatCounterexample
+                  | CrossVocabCounterexample)
 
 
 @final
@@ -264,6 +341,11 @@ class AuditResult:
     counterexample: Counterexample | None
     #: What was covered, in words ("27 edge cases and 200 generated cases, V = 2..4").
     coverage: str = ""
+    #: Steps: the horizon the joint law was judged at (given, or chosen from the step).
+    horizon: int | None = None
+    #: Samplers: what is proven about the witness's minimality
+    #: (:class:`properties.minimal.Minimality`), None when only shrunk greedily.
+    minimality: Any = None
 
     @property
     def passed(self) -> bool:
@@ -320,8 +402,11 @@ _SAMPLER_NAMES = frozenset({"p", "q"})
 
 
 def _binds(signature: inspect.Signature, count: int) -> bool:
+    # A step may take the processors (verifier.ProcessorPipeline) as a fifth argument.
+    extra = {"processors": None} if count == 4 and "processors" in signature.parameters \
+        else {}
     try:
-        signature.bind(*range(count))
+        signature.bind(*range(count), **extra)
     except TypeError:
         return False
     return True
@@ -375,8 +460,10 @@ def describe_arity_problem(fn: Callable[..., Any], kind: Kind) -> str | None:
     except (TypeError, ValueError):
         return None
     args = ("p", "q", "rng") if kind == "sampler" else ("target", "draft", "prefix", "rng")
+    extra = {"processors": None} if kind == "step" and "processors" in signature.parameters \
+        else {}
     try:
-        signature.bind(*args)
+        signature.bind(*args, **extra)
     except TypeError as exc:
         return (f"a {kind} is called as fn({', '.join(args)}), but this function's "
                 f"signature is {signature}: {exc}")
@@ -412,13 +499,23 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         kwargs["examples"] = opts.examples
     variants = opts.support_variants
     note = ""
-    if not variants and opts.grid_check and opts.uniform_bits is None and opts.floats is None:
+    if not variants and opts.kind == "step" and opts.uniform_bits is not None:
+        # A step has no rounding tolerance: judged exactly with an ideal uniform, and on
+        # the K-bit grid for what no rounding explains (crash, support, invalid ids).
+        bits = opts.uniform_bits
+        variants = ((fn, bits),)
+        note = (f" Each case passing exactly was run again with rng.random() on the "
+                f"{bits}-bit grid k/2^{bits} (0 included) and judged for crashes and mass "
+                "where the target has none.")
+    elif not variants and opts.grid_check and opts.uniform_bits is None \
+            and opts.floats is None:
         # Faithful by default: rng.random() as torch.rand draws a float32, the grid
         # k / 2**24 with 0 included, where `u <= p / q` accepts a token with p = 0.
-        variants = ((fn, FLOAT32_UNIFORM_BITS),)
+        variants = ((fn, FLOAT32_UNIFORM_BITS), (fn, FLOAT64_UNIFORM_BITS))
         note = (" Each case passing exactly was run again with rng.random() on the "
-                "float32 grid k/2^24 (0 included, as torch.rand draws it) and judged for "
-                "crashes and mass where the target has none.")
+                "float32 grid k/2^24 and on the float64 grid k/2^53 (0 included, as "
+                "torch.rand and numpy draw them) and judged for crashes and mass where the "
+                "target has none.")
     if opts.floats is not None:
         from properties import search_floats
 
@@ -429,12 +526,25 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits,
                                 support_variants=variants, **kwargs)
-    else:
-        from properties import search_step
+    elif opts.kind == "cross-vocab":
+        from properties import search_crossvocab
 
-        result = search_step(fn, horizon=opts.depth, stateful=opts.stateful,
-                             one_hot_target=opts.one_hot_target,
-                             support_variants=variants, **kwargs)
+        depth = opts.horizon if opts.horizon is not None else DEFAULT_HORIZON
+        result = search_crossvocab(fn, horizon=depth, uniform_bits=opts.uniform_bits,
+                                   support_variants=variants, **kwargs)
+        result = replace(result, horizon=depth)
+    else:
+        from properties import search_processed_step, search_step
+
+        # A step that takes processors and was given none is judged under a panel of
+        # pipelines (one per processor kind, and stopping).
+        search = search_processed_step if opts.processors is None \
+            and accepts_processors(fn) else search_step
+        step_options = {} if search is search_processed_step \
+            else {"processors": opts.processors}
+        result = search(fn, horizon=opts.horizon, stateful=opts.stateful,
+                        one_hot_target=opts.one_hot_target, support_variants=variants,
+                        **step_options, **kwargs)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):
@@ -442,33 +552,58 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         msg = f"the audit of {label} could not reach a verdict: {result.covered}"
         raise Undecided(msg)
     covered = result.covered + note
-    if note and result.status == "fail" and _only_on_the_grid(fn, opts, result):
-        covered += (" The failure shows only under float32 uniforms (rng.random() on "
-                    "k/2^24, as torch.rand draws it), not with an ideal uniform.")
+    grids = [bits for variant, bits in variants if variant is fn and bits is not None]
+    grid = _only_on_the_grid(fn, opts, result, grids) \
+        if note and grids and result.status == "fail" else None
+    if grid is not None:
+        name = _GRID_NAMES.get(grid, f"{grid}-bit uniforms (rng.random() on k/2^{grid})")
+        covered += f" The failure shows only under {name}, not with an ideal uniform."
     if result.status == "pass":
-        return AuditResult(opts.kind, label, opts, result.cases, None, covered)
+        return AuditResult(opts.kind, label, opts, result.cases, None, covered, result.horizon)
     found: Counterexample
     if opts.floats is not None:
         found = FloatCounterexample(result.witness.p, result.witness.q, result.verdict)
     elif opts.kind == "sampler":
         found = _sampler_counterexample(result)
+    elif opts.kind == "cross-vocab":
+        found = CrossVocabCounterexample(result.verdict)
     else:
         found = _step_counterexample(result)
-    return AuditResult(opts.kind, label, opts, result.cases, found, covered)
+    return AuditResult(opts.kind, label, opts, result.cases, found, covered, result.horizon,
+                       result.minimality)
 
 
-def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any) -> bool:
-    """Whether the witness passes with an ideal uniform (its failure is the grid's)."""
+def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any,
+                      grids: Sequence[int]) -> int | None:
+    """The first of ``grids`` (bits) whose uniforms alone make the witness fail, or None.
+
+    None when the witness fails with an ideal uniform too (or cannot be re-run).
+    """
     witness = result.witness
     if witness is None:
-        return False
-    try:
+        return None
+
+    def verdict(bits: int | None) -> Any:
         if opts.kind == "sampler":
-            return check_sampler(fn, witness.p, witness.q, budget=opts.budget).passed
+            return check_sampler(fn, witness.p, witness.q, budget=opts.budget,
+                                 uniform_bits=bits)
+        if opts.kind == "cross-vocab":
+            return check_crossvocab_step(fn, witness.target, witness.draft, witness.horizon,
+                                         budget=opts.budget, uniform_bits=bits)
         return check_step(fn, witness.target, witness.draft, witness.horizon,
-                          budget=opts.budget).passed
+                          budget=opts.budget, uniform_bits=bits,
+                          processors=getattr(witness, "processors", None) or opts.processors)
+
+    try:
+        if not verdict(None).passed:
+            return None
+        # A grid moves acceptance probabilities by rounding; only a finding counts.
+        for bits in grids[:-1]:
+            if support_finding(verdict(bits)):
+                return bits
+        return grids[-1]
     except SpecexactError:  # no verdict with the ideal uniform: say nothing more
-        return False
+        return None
 
 
 def _sampler_counterexample(result: Any) -> SamplerCounterexample:

@@ -13,6 +13,7 @@ from typing import Any
 
 from verifier.doors.audit import (
     AuditResult,
+    CrossVocabCounterexample,
     FloatCounterexample,
     SamplerCounterexample,
     StepCounterexample,
@@ -70,10 +71,15 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
         if verdict.crash is not None:
             data["crash"] = str(verdict.crash)
         return data
+    if isinstance(found, CrossVocabCounterexample):
+        data = {**found.verdict.to_json(), "reason": found.reason}
+        if found.crash is not None:
+            data["crash"] = found.crash
+        return data
     assert isinstance(found, StepCounterexample)
     step: dict[str, Any] = {
         **step_witness_json(found.target, found.draft, found.horizon, found.expected,
-                            found.actual),
+                            found.actual, found.processors),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "first_difference": None if found.first_difference is None
         else prefix_key(found.first_difference),
@@ -97,8 +103,16 @@ def result_json(result: AuditResult) -> dict[str, Any]:
         "coverage": result.coverage,
         "counterexample": counterexample_json(result),
     }
+    if result.kind in ("step", "cross-vocab"):
+        data["horizon"] = result.horizon
+    elif data["counterexample"] is not None:
+        minimality = result.minimality
+        data["counterexample"]["minimality"] = None if minimality is None else {
+            "proven": minimality.proven, "text": minimality.text,
+            "pairs_checked": minimality.checked}
     if result.kind == "step":
-        data["horizon"] = result.options.depth
+        pipeline = result.options.processors
+        data["processors"] = None if pipeline is None else pipeline.to_json()
     return data
 
 
@@ -120,7 +134,12 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     lines.append("")
     if isinstance(found, FloatCounterexample | SamplerCounterexample):
         lines.extend(["minimal witness:", f"  p = {vector_text(found.p)}",
-                      f"  q = {vector_text(found.q)}", "", found.table(verbose=verbose)])
+                      f"  q = {vector_text(found.q)}"])
+        if isinstance(found, SamplerCounterexample):
+            lines.append(_wrap(f"({result.minimality})" if result.minimality is not None
+                               else "(shrunk greedily; not proven minimal: too many smaller "
+                                    "candidates to enumerate)", indent="  "))
+        lines.extend(["", found.table(verbose=verbose)])
     if isinstance(found, SamplerCounterexample):
         if found.tv is not None:
             lines.append("")
@@ -128,9 +147,25 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
         if found.verdict.crash is not None:
             lines.append("")
             lines.append(str(found.verdict.crash))
+    elif isinstance(found, CrossVocabCounterexample):
+        lines.append(f"minimal witness (vocabularies and every row the run read, horizon "
+                     f"{found.horizon} character{'s' if found.horizon != 1 else ''}):")
+        lines.extend(found.model_lines())
+        lines.append("")
+        if found.crash is not None:
+            lines.append(found.crash)
+        else:
+            lines.append("law of the first characters of text:")
+            lines.append(found.table(verbose=verbose))
+            if found.tv is not None:
+                lines.append("")
+                lines.append(f"TV(actual, target) = {found.tv} ~ {float(found.tv):.6g}")
     elif isinstance(found, StepCounterexample):
         lines.append(f"minimal witness (models over every prefix the run asked for, "
                      f"horizon {found.horizon}):")
+        if found.processors is not None:
+            lines.append(f"  processors (applied to the target's rows below): "
+                         f"{found.processors}")
         lines.extend(model_lines("target", found.target))
         lines.extend(model_lines("draft", found.draft))
         lines.append("")
@@ -145,8 +180,9 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _wrap(text: str) -> str:
-    return textwrap.fill(" ".join(text.split()), width=88, break_on_hyphens=False)
+def _wrap(text: str, *, indent: str = "") -> str:
+    return textwrap.fill(" ".join(text.split()), width=88, break_on_hyphens=False,
+                         initial_indent=indent, subsequent_indent=indent)
 
 
 def model_lines(name: str, rows: Mapping[tuple[int, ...], Sequence[Fraction]]) -> list[str]:

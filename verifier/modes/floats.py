@@ -30,8 +30,8 @@ from verifier.exact.random_source import check_uniform_bits
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import compare_laws, tokens_only
 from verifier.modes.exact_scalar import exact_inputs, float_casts, numpy_module
-from verifier.numbers import as_distribution, check_same_vocabulary
-from verifier.tables import render_table, signed
+from verifier.numbers import as_weights, check_same_vocabulary
+from verifier.tables import exact_text, render_table, signed
 from verifier.validation import check_type, fail
 from verifier.witness import law_json
 
@@ -149,6 +149,9 @@ class FloatVerdict:
     float_tolerance: Fraction
     findings: tuple[Finding, ...]
     float_casts: tuple[str, ...] = ()
+    #: What the rows p and q summed to as given (float rows rarely sum to exactly
+    #: 1); ``p`` and ``q`` are their normalisations, the laws they stand for.
+    given_sums: tuple[Fraction, Fraction] = (Fraction(1), Fraction(1))
     structural_tv: Fraction = field(init=False)
     grid_tv: Fraction = field(init=False)
     float_tv: Fraction = field(init=False)
@@ -230,6 +233,12 @@ class FloatVerdict:
             lines.append(f"  [{f.kind}] {f.run} run: {f.message}")
             if f.crash is not None:
                 lines.extend("    " + line for line in str(f.crash).splitlines())
+        for name, total in zip(("p", "q"), self.given_sums, strict=True):
+            if total != 1:
+                lines.append(f"  note: {name} as given sums to {exact_text(total)}, not 1: "
+                             f"judged against {name} / sum({name}), the law it stands for; "
+                             "the float run gets the row as given, the exact runs its "
+                             "normalisation")
         if self.float_casts:
             lines.append("  note: the exact run converted exact values to float "
                          f"({'; '.join(self.float_casts[:3])})")
@@ -283,6 +292,7 @@ class FloatVerdict:
             "tolerance": str(self.tolerance),
             "findings": [f.to_json() for f in self.findings],
             "float_casts": list(self.float_casts),
+            "given_sums": [str(x) for x in self.given_sums],
             "exact_law": _law_json(self.exact_law), "grid_law": _law_json(self.grid_law),
             "float_law": _law_json(self.float_law),
         }
@@ -364,9 +374,13 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
                  grid_tolerance: Fraction | None = None) -> FloatVerdict:
     """Judge ``sampler`` on float inputs, splitting its deviation from p.
 
-    ``p`` and ``q`` are the exact target and draft.  The float run hands the
-    sampler their nearest floats: Python floats, or numpy arrays of ``fmt``
-    (``"float64"`` or ``"float32"``) with ``arrays=True``.  ``fmt=None``
+    ``p`` and ``q`` are the exact target and draft, or float rows as an
+    engine has them, which need not sum to exactly 1 (within 2^-10 of it):
+    such a row is judged against its own normalisation, the exact runs get
+    that normalisation, the float run the row as given, and the verdict says
+    so (``given_sums``).  The float run hands the sampler their nearest
+    floats: Python floats, or numpy arrays of ``fmt`` (``"float64"`` or
+    ``"float32"``) with ``arrays=True``.  ``fmt=None``
     skips the float run (see :func:`check_grid`).  ``uniform_bits=K`` models
     ``rng.random()`` as the K-bit grid in the grid and float runs.
 
@@ -383,8 +397,8 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
     >>> check_floats(textbook, ["1/3", "2/3"], ["2/3", "1/3"]).severity
     'rounding'
     """
-    pf = as_distribution(p, name="p")
-    qf = as_distribution(q, name="q")
+    p_given, pf = as_weights(p, name="p")
+    q_given, qf = as_weights(q, name="q")
     check_same_vocabulary(pf, qf)
     check_float_options(fmt, arrays, uniform_bits)
     vocab = len(pf)
@@ -408,7 +422,7 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
     p_float = q_float = None
     float_law = float_crash = None
     if fmt is not None:
-        p_float, q_float, make_float = _float_inputs(pf, qf, fmt, arrays)
+        p_float, q_float, make_float = _float_inputs(p_given, q_given, fmt, arrays)
         float_law, float_crash = _law(sampler, make_float, run="float",
                                       uniform_bits=uniform_bits, budget=budget,
                                       context={**context, "p_float": p_float,
@@ -419,7 +433,8 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
                            ("float", float_law, float_crash)],
                       fmt=fmt, casts=verdict_casts, tolerance=f_tol + g_tol)
     return FloatVerdict(pf, qf, fmt, arrays, uniform_bits, p_float, q_float, exact_law,
-                        grid_law, float_law, g_tol, f_tol, tuple(findings), verdict_casts)
+                        grid_law, float_law, g_tol, f_tol, tuple(findings), verdict_casts,
+                        (sum(p_given, Fraction(0)), sum(q_given, Fraction(0))))
 
 
 def _judge(p: tuple[Fraction, ...],

@@ -78,6 +78,12 @@ class Case:
     name: str
     p: tuple[Fraction, ...]
     q: tuple[Fraction, ...]
+    #: How outcomes are shown in tables (default: the token id); chain cases
+    #: label each sequence of tokens.
+    labels: tuple[str, ...] | None = None
+
+    def label(self, i: int) -> str:
+        return str(i) if self.labels is None else self.labels[i]
 
     @classmethod
     def of(cls, name: str, p: Sequence[Any], q: Sequence[Any]) -> Case:
@@ -200,10 +206,17 @@ class StatisticalReport:
     samples: int
     seed: int
     elapsed: float
+    #: How the code was called: "per-call" or the batched layout.
+    mode: str = "per-call"
 
     @property
     def passed(self) -> bool:
         return not any(c.rejected for c in self.cases)
+
+    @property
+    def detectable(self) -> float:
+        """The TV every case detects with 99% power (the worst case's figure)."""
+        return max((c.detectable_tv for c in self.cases), default=0.0)
 
     @property
     def exit_code(self) -> int:
@@ -216,21 +229,20 @@ class StatisticalReport:
 
     def format(self) -> str:
         """Headline, then one line per case and the observed law of each failure."""
-        worst = max((c.detectable_tv for c in self.cases), default=0.0)
+        worst = self.detectable
         if self.passed and worst >= 1:
-            head = (f"PASS (statistical): no case deviates detectably from p, but "
-                    f"{self.samples} draws per case are too few to detect even the largest "
-                    "deviation with 99% power on every case; raise --samples")
+            head = (f"PASS (statistical): no bias detected, but {self.samples} draws per "
+                    "case are too few to detect even the largest bias with 99% power on "
+                    "every case; raise --samples")
         elif self.passed:
-            head = (f"PASS (statistical): no case deviates detectably from p; a TV of "
-                    f"{worst:.3g} or more would have been detected with 99% power on "
-                    "every case")
+            head = (f"PASS (statistical): no bias detected at TV >= {worst:.3g} with 99% "
+                    "power on every case (a statistical bound, not a proof of exactness)")
         else:
             head = (f"FAIL (statistical): {len(self.failures)} of {len(self.cases)} cases "
                     "deviate from p")
-        lines = [head, f"  {len(self.cases)} cases x {self.samples} draws, seed {self.seed}, "
-                       f"family-wise false-positive rate {float(self.alpha):.3g} (Holm), "
-                       f"{self.elapsed:.1f} s"]
+        lines = [head, f"  {self.mode}: {len(self.cases)} cases x {self.samples} draws, "
+                       f"seed {self.seed}, "
+                       f"family-wise false-positive rate {float(self.alpha):.3g} (Holm)"]
         for c in self.cases:
             mark = "FAIL" if c.rejected else "ok  "
             detectable = f"{c.detectable_tv:.3g}" if c.detectable_tv < 1 else "none (too few draws)"
@@ -244,7 +256,8 @@ class StatisticalReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"passed": self.passed, "alpha": str(self.alpha), "samples": self.samples,
-                "seed": self.seed, "elapsed": self.elapsed,
+                "seed": self.seed, "mode": self.mode,
+                "detectable_tv": self.detectable,
                 "cases": [c.to_json() for c in self.cases]}
 
 
@@ -252,11 +265,12 @@ def _law_table(c: CaseResult) -> str:
     rows: list[tuple[str, ...]] = []
     n = c.drawn
     for i, (p, q, k) in enumerate(zip(c.case.p, c.case.q, c.counts, strict=True)):
-        rows.append((str(i), str(p), str(q), str(k), f"{float(p) * n:.1f}",
+        rows.append((c.case.label(i), str(p), str(q), str(k), f"{float(p) * n:.1f}",
                      f"{k / n - float(p):+.4f}" if n else ""))
     if c.invalid:
         rows.append(("other", "", "", str(c.invalid), "0", f"+{c.invalid / n:.4f}"))
-    return render_table(("token", "p", "q", "count", "expected", "observed - p"), rows,
+    first = "token" if c.case.labels is None else "outcome"
+    return render_table((first, "p", "q", "count", "expected", "observed - p"), rows,
                         rule=False)
 
 
@@ -353,7 +367,7 @@ def detectable_tv(samples: int, df: int, level: float, power: float = DETECTION_
 
 
 def _draw(fn: Callable[..., Any], case: Case, samples: int, rng: Any, np: Any,
-          deadline: float | None) -> Draws:
+          deadline: float | None, tick: Callable[[int], None] | None = None) -> Draws:
     vocab = len(case.p)
     p = np.array([float(x) for x in case.p], dtype=np.float64)
     q = np.array([float(x) for x in case.q], dtype=np.float64)
@@ -361,10 +375,13 @@ def _draw(fn: Callable[..., Any], case: Case, samples: int, rng: Any, np: Any,
     invalid = 0
     examples: list[str] = []
     for i in range(samples):
-        if deadline is not None and (i & 1023) == 0 and time.monotonic() > deadline:
-            msg = ("the statistical audit ran out of time (max_seconds); lower the "
-                   "number of samples or raise the limit -- no verdict")
-            raise Undecided(msg)
+        if (i & 1023) == 0:
+            if deadline is not None and time.monotonic() > deadline:
+                msg = ("the statistical audit ran out of time (max_seconds); lower the "
+                       "number of samples or raise the limit -- no verdict")
+                raise Undecided(msg)
+            if tick is not None:
+                tick(i)
         try:
             out = fn(p.copy(), q.copy(), rng)
         except Exception as exc:
@@ -396,13 +413,18 @@ def _numpy() -> Any:
 def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, seed: int = 0,
                       alpha: Fraction | float = DEFAULT_ALPHA,
                       cases: Sequence[Case] | None = None,
-                      max_seconds: float | None = 300.0) -> StatisticalReport:
+                      max_seconds: float | None = None,
+                      progress: Callable[[int, int, str], None] | None = None
+                      ) -> StatisticalReport:
     """Run ``fn(p, q, rng)`` ``samples`` times on each case and test its law against p.
 
     ``cases`` defaults to :func:`default_panel`; ``seed`` fixes every draw
     (each case gets its own stream from ``numpy.random.SeedSequence(seed)``);
     ``alpha`` is the family-wise false-positive rate.  Raises
-    :class:`~verifier.errors.Undecided` if ``max_seconds`` runs out.
+    :class:`~verifier.errors.Undecided` if ``max_seconds`` (default: no
+    limit) runs out.  ``progress(done, total, detail)`` is called as draws
+    advance.  For code that takes whole batches, see
+    :func:`verifier.modes.batched.batched_statistical_audit` (much faster).
     """
     samples = DEFAULT_SAMPLES if samples is None else samples
     check_integer(samples, "samples", min_value=1)
@@ -424,9 +446,24 @@ def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, see
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
     streams = np.random.SeedSequence(seed).spawn(len(panel))
+    total = samples * len(panel)
+
+    def ticker(k: int) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+
+        def tick(i: int) -> None:
+            done = k * samples + i
+            elapsed = time.monotonic() - start
+            rate = done / elapsed if elapsed > 0 else 0.0
+            left = f", ~{(total - done) / rate:.0f} s left" if rate > 0 else ""
+            assert progress is not None
+            progress(done, total, f"{k}/{len(panel)} cases, {rate:,.0f} draws/s{left}")
+        return tick
+
     draws = [_draw(fn, case, samples, np.random.Generator(np.random.PCG64(stream)), np,
-                   deadline)
-             for case, stream in zip(panel, streams, strict=True)]
+                   deadline, ticker(k))
+             for k, (case, stream) in enumerate(zip(panel, streams, strict=True))]
     results = judge_counts(panel, draws, samples=samples, alpha=alpha_f)
     return StatisticalReport(results, alpha_f, samples, seed, time.monotonic() - start)
 

@@ -19,9 +19,10 @@ from verifier.modes.exact_scalar import torch_module
 __all__ = ["torch_sampler"]
 
 
-def torch_sampler(fn: Callable[[Any, Any, Any], Any], *, dtype: str = "float32"
+def torch_sampler(fn: Callable[..., Any], *, dtype: str = "float32"
                   ) -> Callable[[Any, Any, Any], Any]:
-    """Wrap ``fn(p, q, generator)`` into the numpy protocol of the statistical audit.
+    """Wrap ``fn(p, q, generator)`` (or ``fn(p, q)``, drawing from torch's global
+    generator) into the numpy protocol of the statistical audit.
 
     Each call receives p and q as CPU tensors of ``dtype`` (``"float32"``,
     ``"float64"``, ``"float16"`` or ``"bfloat16"``) and a ``torch.Generator``
@@ -39,6 +40,11 @@ def torch_sampler(fn: Callable[[Any, Any, Any], Any], *, dtype: str = "float32"
                "'float64', 'float16', 'bfloat16'")
         raise InvalidArgument(msg)
     state: dict[str, Any] = {"rng": None, "generator": None}
+    from verifier.modes.batched import takes_generator
+
+    # fn(p, q) draws from torch's global generator: called without one (the CLI
+    # seeds the global generator from --seed).
+    with_generator = takes_generator(fn, 3)
 
     def adapted(p: Any, q: Any, rng: Any) -> Any:
         if state["rng"] is not rng:
@@ -46,8 +52,8 @@ def torch_sampler(fn: Callable[[Any, Any, Any], Any], *, dtype: str = "float32"
             generator = torch.Generator(device="cpu")
             generator.manual_seed(int(rng.integers(0, 2**63 - 1)))
             state["rng"], state["generator"] = rng, generator
-        out = fn(torch.as_tensor(p, dtype=tdtype), torch.as_tensor(q, dtype=tdtype),
-                 state["generator"])
+        pt, qt = torch.as_tensor(p, dtype=tdtype), torch.as_tensor(q, dtype=tdtype)
+        out = fn(pt, qt, state["generator"]) if with_generator else fn(pt, qt)
         if isinstance(out, torch.Tensor) and out.numel() == 1 \
                 and not out.dtype.is_floating_point and out.dtype != torch.bool:
             return operator.index(out.item())

@@ -1,5 +1,5 @@
-"""Multi-step decoding, exactly: toy models, per-prefix step laws, decode composition,
-step verdicts and efficiency.  Built on :mod:`verifier.exact`.
+"""Multi-step decoding, exactly: toy models, processors and stopping, per-prefix step
+laws, decode composition, step verdicts and efficiency.  Built on :mod:`verifier.exact`.
 """
 
 from __future__ import annotations
@@ -29,20 +29,44 @@ from verifier.steps.models import (
     TableModel,
     random_model_pair,
 )
+from verifier.steps.processors import (
+    BadWords,
+    FrequencyPenalty,
+    LogitBias,
+    MinNewTokens,
+    NoRepeatNGram,
+    PresencePenalty,
+    ProcessorPipeline,
+    ProcessorsExhausted,
+    RepetitionPenalty,
+    Stopping,
+    TokenGrammar,
+)
 from verifier.steps.verdict import DecodeComparison, StepVerdict, check_step, compare_decodes
 
 __all__ = [
+    "BadWords",
     "CacheDivergence",
     "CachedModel",
     "ContextFreeModel",
     "DecodeComparison",
+    "FrequencyPenalty",
+    "LogitBias",
+    "MinNewTokens",
+    "NoRepeatNGram",
+    "PresencePenalty",
+    "ProcessorPipeline",
+    "ProcessorsExhausted",
     "RaisingModel",
     "RandomModel",
     "RecordingModel",
+    "RepetitionPenalty",
     "Step",
     "StepEfficiency",
     "StepVerdict",
+    "Stopping",
     "TableModel",
+    "TokenGrammar",
     "acceptance_upper_bound",
     "check_step",
     "compare_decodes",

@@ -22,6 +22,7 @@ drafts after a rejection are not branched on.  The per-prefix enumeration is
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -33,12 +34,14 @@ from verifier.errors import BudgetExceeded, InvalidArgument
 from verifier.exact.tree import Budget
 from verifier.steps.enumeration import enumerate_step
 from verifier.steps.models import CachedModel, RecordingModel, StatefulModel
+from verifier.steps.processors import ProcessorPipeline
 from verifier.validation import check_integer, fail
 
 __all__ = [
     "CacheDivergence",
     "DecodeRun",
     "Step",
+    "accepts_processors",
     "decode_distribution",
     "run_decode",
     "step_law",
@@ -154,6 +157,36 @@ class _Clock:
         return dataclasses.replace(self.budget, max_seconds=left)
 
 
+def accepts_processors(step: Any) -> bool:
+    """Whether ``step`` takes the ``processors`` keyword (or any keyword)."""
+    try:
+        parameters = inspect.signature(step).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any((p.name == "processors" and p.kind != p.POSITIONAL_ONLY)
+               or p.kind == p.VAR_KEYWORD for p in parameters)
+
+
+def _check_processors(processors: Any) -> ProcessorPipeline | None:
+    if processors is None:
+        return None
+    if not isinstance(processors, ProcessorPipeline):
+        fail("processors", processors, "a verifier.ProcessorPipeline or None")
+    return None if processors.identity else processors
+
+
+def _bind(step: Step, processors: ProcessorPipeline | None) -> Step:
+    """The step as the engine calls it: with ``processors=`` when there are some and
+    it takes them (a step that does not take them ignores them, and is judged so)."""
+    if processors is None or not accepts_processors(step):
+        return step
+
+    def bound(target: Any, draft: Any, prefix: Prefix, rng: Any) -> Any:
+        return step(target, draft, prefix, rng, processors=processors)  # type: ignore[call-arg]
+
+    return bound
+
+
 def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
                     caches: tuple[Prefix | None, Prefix | None], budget: Budget,
                     uniform_bits: int | None, vocab_size: int, keep: int | None
@@ -210,22 +243,28 @@ def _prepare(target: Any, draft: Any) -> tuple[_Side, _Side, int]:
 
 
 def run_decode(step: Step, target: Any, draft: Any, horizon: int, *,
-               budget: Budget | None = None, uniform_bits: int | None = None) -> DecodeRun:
+               budget: Budget | None = None, uniform_bits: int | None = None,
+               processors: ProcessorPipeline | None = None) -> DecodeRun:
     """Decode exactly and keep the evidence (rows asked, cache check) with the law.
 
     :func:`decode_distribution` returns only ``.law``; :func:`check_step`
     uses the rest for its witness.
     """
     horizon = _check_horizon(horizon)
+    pipeline = _check_processors(processors)
     clock = _Clock(budget)
     t, d, vocab_size = _prepare(target, draft)
     run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
-    _compose(step, t, d, run, clock, uniform_bits)
+    _compose(step, t, d, run, clock, uniform_bits, pipeline)
     return run
 
 
 def _compose(step: Step, t: _Side, d: _Side, run: DecodeRun, clock: _Clock,
-             uniform_bits: int | None) -> None:
+             uniform_bits: int | None, processors: ProcessorPipeline | None = None) -> None:
+    """Compose the step laws level by level.  With stopping, a sequence that stopped is
+    final; a step output running past the stop is kept as emitted (the tokens after
+    the stop are the bug the comparison then shows)."""
+    step = _bind(step, processors)
     horizon, vocab_size = run.horizon, run.vocab_size
     start = (), t.start_cache(), d.start_cache()
     levels: list[dict[tuple[Prefix, Prefix | None, Prefix | None], Fraction]] = \
@@ -253,7 +292,9 @@ def _compose(step: Step, t: _Side, d: _Side, run: DecodeRun, clock: _Clock,
                         found = CacheDivergence(side.name, prefix, out, cache or (), weight)
                         if divergence is None or _earlier(found, divergence):
                             divergence = found
-                if len(emitted) >= horizon:
+                stopped = processors is not None \
+                    and processors.stop_length(emitted, len(prefix)) is not None
+                if stopped or len(emitted) >= horizon:
                     key = emitted[:horizon]
                     final[key] = final.get(key, _ZERO) + weight
                     resolved += weight
@@ -273,13 +314,15 @@ def _earlier(a: CacheDivergence, b: CacheDivergence) -> bool:
 
 
 def decode_distribution(step: Step, target: Any, draft: Any, horizon: int, *,
-                        budget: Budget | None = None,
-                        uniform_bits: int | None = None) -> Distribution:
+                        budget: Budget | None = None, uniform_bits: int | None = None,
+                        processors: ProcessorPipeline | None = None) -> Distribution:
     """Exact joint law of the first ``horizon`` tokens emitted by running ``step`` repeatedly.
 
     ``target`` and ``draft`` are models (callables ``prefix -> probabilities``)
     or stateful :class:`~verifier.steps.models.CachedModel` objects.  The result maps
-    each tuple of ``horizon`` token ids to its probability.
+    each tuple of ``horizon`` token ids to its probability.  With ``processors``
+    (a :class:`~verifier.steps.processors.ProcessorPipeline`) the step is called with
+    ``processors=`` and a sequence that stopped is kept shorter than ``horizon``.
 
     Raises :class:`~verifier.errors.InvalidOutput` when the step returns an
     empty tuple, a non-token or an id outside the vocabulary,
@@ -295,15 +338,17 @@ def decode_distribution(step: Step, target: Any, draft: Any, horizon: int, *,
     Distribution({(0, 0): 1/9, (0, 1): 2/9, (1, 0): 2/9, (1, 1): 4/9})
     """
     return run_decode(step, target, draft, horizon, budget=budget,
-                      uniform_bits=uniform_bits).law
+                      uniform_bits=uniform_bits, processors=processors).law
 
 
 def step_law(step: Step, target: Any, draft: Any, prefix: Prefix = (), *,
-             budget: Budget | None = None, uniform_bits: int | None = None) -> Distribution:
+             budget: Budget | None = None, uniform_bits: int | None = None,
+             processors: ProcessorPipeline | None = None) -> Distribution:
     """The exact law of the tuple one call of ``step`` emits at ``prefix`` (validated).
 
     Stateful models start with their cache holding ``prefix``.
     """
+    step = _bind(step, _check_processors(processors))
     t, d, vocab_size = _prepare(target, draft)
     prefix = tuple(prefix)
     start = (prefix if t.stateful else None, prefix if d.stateful else None)
@@ -316,9 +361,12 @@ def step_law(step: Step, target: Any, draft: Any, prefix: Prefix = (), *,
     return Distribution(out)
 
 
-def target_distribution(target: Any, horizon: int, *,
-                        budget: Budget | None = None) -> Distribution:
+def target_distribution(target: Any, horizon: int, *, budget: Budget | None = None,
+                        processors: ProcessorPipeline | None = None) -> Distribution:
     """The target's own joint law of its first ``horizon`` tokens (plain sampling).
+
+    With ``processors``, each row is the processed law after the emitted prefix and a
+    sequence that stopped (EOS, a stop sequence, max_new_tokens) ends there.
 
     >>> from verifier.steps.models import ContextFreeModel
     >>> target_distribution(ContextFreeModel(["1/2", "1/2"]), 1)
@@ -329,25 +377,33 @@ def target_distribution(target: Any, horizon: int, *,
     if side.recorder is None:
         msg = f"the target {target!r} has no stateless view target(prefix)"
         raise InvalidArgument(msg)
-    return _target_law(side.recorder, horizon, _Clock(budget))
+    return _target_law(side.recorder, horizon, _Clock(budget), _check_processors(processors))
 
 
-def _target_law(recorder: RecordingModel, horizon: int, clock: _Clock) -> Distribution:
+def _target_law(recorder: RecordingModel, horizon: int, clock: _Clock,
+                processors: ProcessorPipeline | None = None) -> Distribution:
     layer: dict[Prefix, Fraction] = {(): _ONE}
+    final: dict[Prefix, Fraction] = {}
     for _ in range(horizon):
         nxt: dict[Prefix, Fraction] = {}
         for prefix, mass in layer.items():
             clock.next_budget(_ZERO)
             try:
-                row = recorder.row(prefix)
+                row: tuple[Fraction, ...] = recorder.row(prefix)
             except LookupError as exc:
                 msg = f"computing the target's own law: {exc}"
                 raise InvalidArgument(msg) from exc
+            if processors is not None:
+                row = processors(prefix, row)
             for token, prob in enumerate(row):
                 if prob:
-                    nxt[(*prefix, token)] = mass * prob
+                    seq = (*prefix, token)
+                    into = final if processors is not None and processors.finished(seq) \
+                        else nxt
+                    into[seq] = mass * prob
         layer = nxt
-    return Distribution(layer.items())
+    final.update(layer)
+    return Distribution(final.items())
 
 
 def law_by_prefix(law: Mapping[Prefix, Fraction], length: int) -> dict[Prefix, Fraction]:

@@ -85,6 +85,10 @@ def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
 
 
 def _stateless_hint(exc: Exception) -> str:
+    if isinstance(exc, AttributeError) and getattr(exc, "name", None) == "vocab":
+        return (" (the step reads model.vocab, so it looks like a cross-vocabulary step: "
+                "audit it with --kind cross-vocab, or check it with "
+                "verifier.check_crossvocab_step)")
     if isinstance(exc, AttributeError) and getattr(exc, "name", None) in _CACHE_METHODS:
         return (" (the step was handed stateless models, model(prefix); a step using "
                 "the cache interface needs stateful ones: wrap them in "

@@ -16,6 +16,7 @@ from verifier.steps.decode import (
     DecodeRun,
     Step,
     _check_horizon,
+    _check_processors,
     _Clock,
     _compose,
     _prepare,
@@ -23,6 +24,7 @@ from verifier.steps.decode import (
     law_by_prefix,
 )
 from verifier.steps.models import format_prefix
+from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
 from verifier.tables import exact_text, omit_identical, render_table, signed
 from verifier.witness import step_witness_json
 
@@ -137,6 +139,8 @@ class StepVerdict(ComparedVerdict):
     cache_divergence: CacheDivergence | None = None
     target_rows: Mapping[Prefix, tuple[Fraction, ...]] = field(default_factory=dict)
     draft_rows: Mapping[Prefix, tuple[Fraction, ...]] = field(default_factory=dict)
+    #: The processors and stopping the step was judged under (None: the plain target).
+    processors: ProcessorPipeline | None = None
 
     @property
     def passed(self) -> bool:
@@ -159,10 +163,17 @@ class StepVerdict(ComparedVerdict):
         assert c is not None
         if not c.equal:
             first = c.first_difference
-            parts.append(f"joint law of {self.horizon} tokens biased, "
+            tokens = "1 token" if self.horizon == 1 else f"{self.horizon} tokens"
+            under = "" if self.processors is None else f" under {self.processors}"
+            parts.append(f"joint law of {tokens}{under} biased, "
                          f"TV = {exact_text(c.tv)}; first differs at {first}: expected "
                          f"{exact_text(c.first_expected)}, actual {exact_text(c.first_actual)}")
-        return "; ".join(parts) or f"preserves the target's joint law over {self.horizon} tokens"
+        if parts:
+            return "; ".join(parts)
+        if self.processors is not None:
+            return (f"preserves the processed target's joint law over {self.horizon} tokens "
+                    f"({self.processors})")
+        return f"preserves the target's joint law over {self.horizon} tokens"
 
     def table(self, *, verbose: bool = True) -> str:
         """The witness: each sequence with expected, actual and difference, exactly.
@@ -194,11 +205,13 @@ class StepVerdict(ComparedVerdict):
     def to_json(self) -> dict[str, Any]:
         """The witness as JSON-ready data: fractions as strings, prefixes as ``"0,1"``."""
         return step_witness_json(self.target_rows, self.draft_rows, self.horizon,
-                                 self.expected, self.actual)
+                                 self.expected, self.actual, self.processors)
 
     def __str__(self) -> str:
         head = "PASS" if self.passed else "FAIL"
         text = f"{head}: {self.reason}\n{self.table()}"
+        if self.processors is not None:
+            text += f"\nprocessors: {self.processors}"
         if self.comparison is not None and self.comparison.context is not None:
             c = self.comparison
             text += (f"\nafter {c.context}: expected next-token law {dict(c.expected_next or {})}"
@@ -209,8 +222,18 @@ class StepVerdict(ComparedVerdict):
 
 
 def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
-               budget: Budget | None = None, uniform_bits: int | None = None) -> StepVerdict:
+               budget: Budget | None = None, uniform_bits: int | None = None,
+               processors: ProcessorPipeline | None = None) -> StepVerdict:
     """Decode exactly with ``step`` and compare the joint law with the target's own.
+
+    With ``processors`` (a :class:`~verifier.steps.processors.ProcessorPipeline`)
+    the reference is the processed target's joint law, where a sequence that
+    stopped (EOS, a stop sequence, max_new_tokens) ends; the step is called with
+    ``processors=pipeline`` (a step without that parameter ignores them) and must
+    apply them at every position it emits and stop where the sequence stops.
+    Where the processors leave no token on the processed target's own path (also
+    past the horizon, where a step reads its bonus row),
+    :class:`~verifier.steps.processors.ProcessorsExhausted` is raised.
 
     A step that raises, or returns something that is not a non-empty tuple
     of token ids, gives a failing verdict with ``crash`` set; a stateful
@@ -220,19 +243,26 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     :class:`~verifier.errors.InvalidInput`.
     """
     horizon = _check_horizon(horizon)
+    pipeline = _check_processors(processors)
     clock = _Clock(budget)
     t, d, vocab_size = _prepare(target, draft)
     assert t.recorder is not None
-    expected = _target_law(t.recorder, horizon, clock)
+    expected = _target_law(t.recorder, horizon, clock, pipeline)
     run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
 
     def verdict(comparison: DecodeComparison | None, crash: SamplerFailure | None = None
                 ) -> StepVerdict:
         return StepVerdict(target, draft, horizon, vocab_size, comparison, crash,
-                           run.divergence, t.witness_rows(), d.witness_rows())
+                           run.divergence, t.witness_rows(), d.witness_rows(), pipeline)
 
     try:
-        _compose(step, t, d, run, clock, uniform_bits)
+        _compose(step, t, d, run, clock, uniform_bits, pipeline)
     except SamplerFailure as failure:
+        cause = failure.__cause__
+        if isinstance(cause, ProcessorsExhausted) and pipeline is not None \
+                and pipeline.reaches(t.recorder.row, cause.emitted):
+            # Past the horizon, on a path the processed target takes: the models and
+            # processors have no law there, whatever the step does.
+            raise cause from None
         return verdict(None, failure)
     return verdict(compare_decodes(expected, run.law, vocab_size))

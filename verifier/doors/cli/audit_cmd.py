@@ -22,32 +22,46 @@ from verifier.doors.report import result_human, result_json
 from verifier.doors.targets import load_target
 from verifier.errors import InvalidArgument
 
-__all__ = ["audit_target", "options_from_args"]
+__all__ = ["audit_target", "check_modes", "options_from_args"]
 
 
-def _check_modes(args: argparse.Namespace, kind: str) -> None:
+def check_modes(args: argparse.Namespace, kind: str) -> None:
     if args.statistical and (args.floats or args.uniform_bits is not None):
         msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
         raise InvalidArgument(msg)
     if args.statistical:
         # The statistical panel is fixed (edge cases plus generated pairs of
         # vocabularies 3..8); these options would be silently ignored.
+        chain = getattr(args, "signature", "single") == "chain"
         ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
                                             ("--examples", args.examples),
-                                            ("--horizon", args.horizon))
+                                            ("--horizon", None if chain else args.horizon))
                    if value is not None]
         if ignored:
             msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
                    "samples a fixed panel of cases; use --samples N and --seed N")
             raise InvalidArgument(msg)
-    if args.samples is not None and not args.statistical:
-        msg = "--samples applies to --statistical audits only"
-        raise InvalidArgument(msg)
+    if not args.statistical:
+        given = [flag for flag, value in (
+            ("--samples", args.samples), ("--batched", args.batched or None),
+            ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+            ("--device", None if args.device == "cpu" else args.device),
+            ("--array", None if args.array == "auto" else args.array),
+            ("--generators", None if args.generators == "shared" else args.generators))
+            if value is not None]
+        if given:
+            msg = f"{', '.join(given)} applies to --statistical audits only"
+            raise InvalidArgument(msg)
     if args.arrays and not args.floats:
         msg = "--arrays applies to --floats audits only"
         raise InvalidArgument(msg)
-    if kind == "step" and (args.statistical or args.floats or args.uniform_bits is not None):
-        msg = "--floats, --uniform-bits and --statistical apply to samplers, not steps"
+    if kind == "step" and (args.statistical or args.floats):
+        msg = "--floats and --statistical apply to samplers, not steps"
+        raise InvalidArgument(msg)
+    if kind == "cross-vocab" and (args.statistical or args.floats
+                                  or args.uniform_bits is not None):
+        msg = ("--floats, --uniform-bits and --statistical apply to samplers and steps, not "
+               "cross-vocab steps")
         raise InvalidArgument(msg)
 
 
@@ -60,9 +74,38 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
     if kind == "sampler" and stateful:
         msg = "--stateful applies to steps only; this target is audited as a sampler"
         raise InvalidArgument(msg)
-    return AuditOptions(kind="step" if kind == "step" else "sampler", vocab_sizes=sizes,
+    if kind == "cross-vocab" and stateful:
+        msg = "--stateful applies to same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
+    resolved: Any = kind if kind in ("step", "cross-vocab") else "sampler"
+    return AuditOptions(kind=resolved, vocab_sizes=sizes,
                         horizon=args.horizon, examples=args.examples, seed=args.seed,
-                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful)
+                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful,
+                        processors=_processors(args, kind))
+
+
+def _processors(args: argparse.Namespace, kind: str) -> Any:
+    """The pipeline named by --processors (None without it)."""
+    name = getattr(args, "processors", None)
+    if name is None:
+        return None
+    if kind == "sampler":
+        msg = "--processors applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    from verifier.steps.processors import ProcessorPipeline
+
+    try:
+        pipeline: Any = load_target(name)
+    except InvalidArgument as exc:
+        if not str(exc).endswith("not a function"):
+            raise
+        pipeline = None  # a value that is not callable: not a pipeline either
+    if not isinstance(pipeline, ProcessorPipeline):
+        what = "" if pipeline is None else f" is a {type(pipeline).__name__},"
+        msg = (f"--processors {name}{what} must name a verifier.ProcessorPipeline "
+               "(processors and stopping), e.g. module:PIPELINE")
+        raise InvalidArgument(msg)
+    return pipeline
 
 
 def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:
@@ -99,6 +142,9 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
             raise InvalidArgument(msg)
         from verifier.modes.torch_exact.numpy_generator import numpy_rng_sampler
         return numpy_rng_sampler(fn), "sampler", ()
+    if kind == "cross-vocab" and getattr(args, "torch", False):
+        msg = "--torch applies to samplers and same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
     if not getattr(args, "torch", False):
         set_flags = [flag for flag, value, default in (
             ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"))
@@ -132,17 +178,19 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     target: str = args.target
     fn, kind = resolve(target, args.kind)
+    if args.statistical:
+        # The code runs on its own randomness, numpy or torch: no exact-mode wrapping.
+        from verifier.doors.cli.statistical_cmd import statistical_command
+
+        args.resolved_kind = "step" if args.signature == "chain" else kind
+        with _quiet_stdout(args.json, err):
+            return statistical_command(fn, target, kind, args, out=out, err=err)
     fn, kind, variants = _torch_mode(fn, kind, args)
     args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
-    _check_modes(args, kind)
-    if args.statistical:
-        from verifier.doors.cli.modes_cmd import statistical_audit_command
-
-        with _quiet_stdout(args.json, err):
-            return statistical_audit_command(fn, target, args, out=out, err=err)
+    check_modes(args, kind)
     options = replace(options_from_args(args, kind), support_variants=variants,
                       grid_check=args.uniform == "dtype")
-    if args.floats or args.uniform_bits is not None:
+    if args.floats or (args.uniform_bits is not None and kind == "sampler"):
         from verifier.doors.cli.modes_cmd import float_audit
 
         with _quiet_stdout(args.json, err):

@@ -53,7 +53,8 @@ def _positive_int(text: str) -> int:
 AUDIT_EPILOG = """\
 TARGET is package.module:function or path/to/file.py:function.
 A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) -> tuple of
-tokens.  The kind is read from the signature unless --kind is given.
+tokens.  The kind is read from the signature unless --kind is given; a step whose draft
+has another vocabulary (judged on the law of text) needs --kind cross-vocab.
 Without TARGET, every rule of the bundled catalogue is audited and compared with its
 expected verdict.
 exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
@@ -76,18 +77,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     audit.add_argument("target", nargs="?", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
-    audit.add_argument("--kind", choices=("sampler", "step"),
-                       help="what TARGET is (default: read from its signature, else sampler)")
+    audit.add_argument("--kind", choices=("sampler", "step", "cross-vocab"),
+                       help="what TARGET is (default: read from its signature, else "
+                            "sampler); cross-vocab: fn(target, draft, prefix, rng) with "
+                            "models over two vocabularies of strings, judged on the law of "
+                            "the emitted text")
     audit.add_argument("--vocab-sizes", metavar="A..B",
                        help="vocabulary sizes to cover (default 2..4 for samplers, "
-                            "2..3 for steps)")
+                            "2..3 for steps, 2..4 tokens per vocabulary for cross-vocab)")
     audit.add_argument("--horizon", type=_positive_int, metavar="N",
-                       help="steps: number of emitted tokens whose joint law is compared "
-                            "(default 3)")
+                       help="steps: number of emitted tokens whose joint law is compared; "
+                            "cross-vocab: number of characters of text (default 3)")
     audit.add_argument("--stateful", action="store_true",
                        help="steps: hand the step stateful models (verifier.CachedModel: "
                             "next_distribution, append, rollback, ...) and check that each "
                             "cache holds exactly the emitted prefix after every step")
+    audit.add_argument("--processors", metavar="MODULE:NAME",
+                       help="steps: a verifier.ProcessorPipeline (processors and stopping) "
+                            "the step is called with as processors=...; the reference is "
+                            "then the processed target's joint law")
     audit.add_argument("--examples", type=_nonnegative_int, metavar="N",
                        help="generated cases for the Hypothesis search, on top of the edge "
                             "cases (default: the search's own, 200 for samplers)")
@@ -129,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     formats.add_argument("--json", action="store_true", help="print a JSON list")
     formats.add_argument("--markdown", action="store_true",
                          help="print a Markdown table (the README's catalogue table)")
+
+    from verifier.doors.cli.power_cmd import add_power_parser
+
+    add_power_parser(sub)
     return parser
 
 
@@ -185,7 +197,46 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
     stats.add_argument("--statistical", action="store_true",
                        help="sample instead of enumerating (--seed seeds the generator)")
     stats.add_argument("--samples", type=_positive_int, metavar="N",
-                       help="draws per case (default 30000)")
+                       help="draws per case (default 30000; 550000 with --batched, "
+                            "500000 sequences for --batched --signature chain)")
+    _add_batched_options(stats)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        msg = f"{text!r} is not a positive number of seconds"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _add_batched_options(stats: argparse._ArgumentGroup) -> None:
+    stats.add_argument("--batched", action="store_true",
+                       help="call TARGET once per batch: fn(P, Q, generator) -> tokens with "
+                            "P, Q of shape [N, V]; with --signature chain --gamma K, "
+                            "fn(draft_ids [N, K], draft_probs [N, K, V], target_probs "
+                            "[N, K+1, V], generator) -> [N, K+1] padded with -1")
+    stats.add_argument("--max-seconds", type=_positive_seconds, metavar="S",
+                       help="time limit of the whole run; past it, no verdict (exit 2) "
+                            "(default: none)")
+    stats.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                       help="--batched torch code: device of the tensors and generators "
+                            "(default cpu)")
+    stats.add_argument("--array", choices=("auto", "numpy", "torch"), default="auto",
+                       help="what P and Q are: numpy float64 arrays or torch tensors of "
+                            "--dtype (default auto: torch when TARGET's module imports "
+                            "torch; --torch means torch)")
+    stats.add_argument("--generators", choices=("shared", "per-row", "seeded-dict"),
+                       default="shared",
+                       help="--batched: the generator argument: one generator (shared), a "
+                            "list with a generator or None per row (per-row), or "
+                            "{row: generator} for the seeded rows (seeded-dict); unseeded "
+                            "rows must use the global generator, seeded from --seed")
+    stats.add_argument("--batch-rows", type=_positive_int, metavar="N",
+                       help="--batched: rows per call, at most (default 65536)")
 
 
 FLOAT_FORMATS = ("float64", "float32")
@@ -210,9 +261,15 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
     given = [flag for flag, value in (
         ("--kind", args.kind), ("--vocab-sizes", args.vocab_sizes),
         ("--horizon", args.horizon), ("--stateful", getattr(args, "stateful", None) or None),
+        ("--processors", getattr(args, "processors", None)),
         ("--floats", args.floats), ("--arrays", args.arrays or None),
         ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None),
-        ("--samples", args.samples)) if value is not None]
+        ("--samples", args.samples), ("--batched", args.batched or None),
+        ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+        ("--device", None if args.device == "cpu" else args.device),
+        ("--array", None if args.array == "auto" else args.array),
+        ("--generators", None if args.generators == "shared" else args.generators))
+        if value is not None]
     if given:
         verb = "needs" if len(given) == 1 else "need"
         msg = (f"{', '.join(given)} {verb} a TARGET; without one, audit checks the bundled "
@@ -247,6 +304,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from verifier.doors.cli.catalogue_cmd import list_catalogue
 
         return list_catalogue(as_json=args.json, markdown=args.markdown, out=out)
+    if args.command == "power":
+        from verifier.doors.cli.power_cmd import run_power
+
+        return run_power(args, out=out, err=err)
     msg = f"unknown command {args.command!r}"
     raise UsageError(msg)
 

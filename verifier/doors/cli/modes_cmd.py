@@ -1,9 +1,9 @@
-"""``audit TARGET --floats``, ``--uniform-bits K`` and ``--statistical``.
+"""``audit TARGET --floats`` and ``--uniform-bits K``.
 
 Float and grid modes run :func:`properties.search_floats`: the sampler
 search whose cases are judged by :mod:`verifier.modes.floats`, which splits
 a deviation into rounding (passes, reported) and structure (fails).  The
-statistical mode runs :func:`verifier.modes.statistical.statistical_audit` on its own panel.
+statistical mode is in :mod:`verifier.doors.cli.statistical_cmd`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from typing import Any, TextIO
 
 from verifier.doors.audit import AuditOptions, FloatCounterexample
 from verifier.doors.cli.progress import Progress
-from verifier.doors.report import float_counterexample_json, fraction_text, vector_text
+from verifier.doors.report import float_counterexample_json, vector_text
 from verifier.errors import InvalidArgument
-from verifier.witness import sampler_case_json
 
-__all__ = ["float_audit", "statistical_audit_command"]
+__all__ = ["float_audit"]
 
 
 def _float_mode(args: argparse.Namespace, options: AuditOptions) -> tuple[dict[str, Any], str]:
@@ -59,7 +58,7 @@ def float_audit(fn: Callable[..., Any], name: str, args: argparse.Namespace,
         data: dict[str, Any] = {
             "verdict": "pass" if verdict is None else "fail", "target": name,
             "kind": "sampler", "mode": mode, "cases": cases, "vocab_sizes": [low, high],
-            "seed": options.seed, "counterexample": None}
+            "seed": options.seed, "coverage": result.covered, "counterexample": None}
         if verdict is not None:
             data["counterexample"] = float_counterexample_json(
                 FloatCounterexample(result.witness.p, result.witness.q, verdict))
@@ -68,47 +67,18 @@ def float_audit(fn: Callable[..., Any], name: str, args: argparse.Namespace,
     elif verdict is None:
         out.write(f"PASS  {name} (sampler, {mode}): no structural deviation and no support "
                   f"violation in {cases} exact cases, V = {low}..{high}; rounding within the "
-                  "stated tolerance\n")
+                  f"stated tolerance\n{result.covered}\n")
     else:
-        out.write(f"FAIL  {name} (sampler, {mode}) after {cases} exact cases\n\n"
-                  f"minimal witness:\n  p = {vector_text(verdict.p)}\n"
-                  f"  q = {vector_text(verdict.q)}\n\n{verdict.format()}\n")
+        out.write(f"FAIL  {name} (sampler, {mode}) after {cases} exact cases\n"
+                  f"{result.covered}\n\nminimal witness:\n"
+                  f"{_row_line('p', result.witness.p, verdict.p)}\n"
+                  f"{_row_line('q', result.witness.q, verdict.q)}\n\n{verdict.format()}\n")
     return 0 if verdict is None else 1
 
 
-def statistical_audit_command(fn: Callable[..., Any], name: str, args: argparse.Namespace,
-                              *, out: TextIO, err: TextIO) -> int:
-    from verifier.modes.statistical import statistical_audit
-
-    if args.samples is not None and args.samples < 1:
-        msg = f"--samples {args.samples} must be >= 1"
-        raise InvalidArgument(msg)
-    with Progress(f"sampling {name}", enabled=False if args.json else None, stream=err):
-        report = statistical_audit(fn, samples=args.samples, seed=args.seed)
-    if args.json:
-        data = {"verdict": "pass" if report.passed else "fail", "target": name,
-                "kind": "sampler", "mode": "statistical", "cases": len(report.cases),
-                "counterexample": _statistical_counterexample(report),
-                "statistical": report.to_json()}
-        json.dump(data, out, indent=2)
-        out.write("\n")
-    else:
-        out.write(report.format() + "\n")
-    code: int = report.exit_code
-    return code
-
-
-def _statistical_counterexample(report: Any) -> dict[str, Any] | None:
-    failures = list(report.failures)
-    if not failures:
-        return None
-    worst = failures[0]
-    case = worst.case
-    return {
-        # "actual" holds empirical frequencies, not an exact law: this mode only observes
-        **sampler_case_json(case.p, case.q, dict(enumerate(case.p)),
-                            dict(enumerate(worst.observed))),
-        "observed_tv": fraction_text(worst.observed_tv),
-        "p_value": worst.p_value,
-        "reason": worst.reason,
-    }
+def _row_line(name: str, given: Any, law: Any) -> str:
+    """A witness row: exact, or float values as given (they need not sum to 1) and their law."""
+    if tuple(given) == tuple(law):
+        return f"  {name} = {vector_text(law)}"
+    floats = ", ".join(repr(float(x)) for x in given)
+    return f"  {name} = ({floats})  (float values as given; judged as {name} / sum({name}))"

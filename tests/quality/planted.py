@@ -1,0 +1,163 @@
+"""Planted wrong rules whose bug shows on only a few percent of random inputs.
+
+Each one is right except in a narrow region that real bugs live in (issue
+13): a residual with exactly three positive entries next to one zero in q,
+p and q sharing a support smaller than V (the same top-k mask on both), a
+residual with four positive entries (V = 5), a draft row read one position
+late, a tree whose second sibling is accepted after the first was rejected,
+a chain that trusts equal rows at one context, and a wrong bonus token (the
+4th token of a gamma = 3 step).  ``tests/quality/test_search_power.py``
+checks the default search finds each of them at several seeds;
+``benchmarks/bench_search_power.py`` prints, per rule, the fraction of seeds
+that find it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from counterexamples.samplers import normalise, residual
+
+_ZERO = Fraction(0)
+
+
+def _textbook_with_residual(p: list[Fraction], q: list[Fraction], rng: Any,
+                            res: list[Fraction]) -> Any:
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical(res)
+
+
+def _drop_last_positive(res: list[Fraction]) -> list[Fraction]:
+    out = list(res)
+    last = max(i for i, r in enumerate(out) if r > 0)
+    out[last] = _ZERO
+    return out if any(out) else list(res)
+
+
+def one_zero_three_residuals(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Wrong only when q has exactly one zero and the residual has three positive entries."""
+    res = residual(p, q)
+    if sum(b == 0 for b in q) == 1 and sum(r > 0 for r in res) == 3:
+        res = _drop_last_positive(res)
+    return _textbook_with_residual(p, q, rng, res)
+
+
+def shared_smaller_support(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Wrong only when p and q have the same support, smaller than V, and differ there.
+
+    As after one top-k mask applied to both rows: the rule then trusts the
+    draft and accepts it outright.
+    """
+    support_p = {i for i, a in enumerate(p) if a > 0}
+    support_q = {i for i, b in enumerate(q) if b > 0}
+    if support_p == support_q and 2 <= len(support_p) < len(p):
+        return rng.categorical(q)
+    return _textbook_with_residual(p, q, rng, residual(p, q))
+
+
+def four_residuals(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Wrong only when the residual has four positive entries (so V >= 5)."""
+    res = residual(p, q)
+    if sum(r > 0 for r in res) >= 4:
+        res = _drop_last_positive(res)
+    return _textbook_with_residual(p, q, rng, res)
+
+
+PLANTED_SAMPLERS = {
+    "one-zero-three-residuals": one_zero_three_residuals,
+    "shared-smaller-support": shared_smaller_support,
+    "four-residuals": four_residuals,
+}
+
+
+def draft_row_late(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                   ) -> tuple[Any, ...]:
+    """Chain, gamma = 2, whose residual at a rejection reads q one position late."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    qs: list[Any] = []
+    for _ in range(2):
+        qs.append(draft((*ctx, *xs)))
+        xs.append(rng.categorical(qs[-1]))
+    ps = [target((*ctx, *xs[:i])) for i in range(3)]
+    for i, x in enumerate(xs):
+        if not rng.random() * qs[i][x] < ps[i][x]:
+            late = draft((*ctx, *xs[: i + 1]))
+            res = residual(ps[i], late)
+            if not any(res):
+                res = residual(ps[i], qs[i])
+            return (*xs[:i], rng.categorical(res))
+    return (*xs, rng.categorical(ps[2]))
+
+
+def second_sibling_stale_child(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                               ) -> tuple[Any, ...]:
+    """SpecInfer, 2 siblings, depth 2: when the second sibling wins, its children are
+    drafted from the first (rejected) sibling's draft row, but verified with the right one."""
+    ctx = tuple(prefix)
+    out: list[Any] = []
+    stale: tuple[int, ...] | None = None
+    for _ in range(2):
+        p, q = target(ctx), draft(ctx)
+        proposal = q if stale is None else draft(stale)
+        siblings = [rng.categorical(proposal) for _ in range(2)]
+        r = list(p)
+        chosen = None
+        for j, x in enumerate(siblings):
+            if q[x] > 0 and rng.random() * q[x] < r[x]:
+                chosen = x
+                stale = (*ctx, siblings[0]) if j == 1 else None
+                break
+            res = residual(r, q)
+            r = normalise(res) if any(res) else r
+        if chosen is None:
+            return (*out, rng.categorical(r))
+        out.append(chosen)
+        ctx = (*ctx, chosen)
+    return (*out, rng.categorical(target(ctx)))
+
+
+def trusts_equal_rows(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                      ) -> tuple[Any, ...]:
+    """Chain, gamma = 2: once target and draft rows agree at a position, the rest of
+    the block is accepted unchecked ("the models agree here, so they agree")."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    qs: list[Any] = []
+    for _ in range(2):
+        qs.append(draft((*ctx, *xs)))
+        xs.append(rng.categorical(qs[-1]))
+    ps = [target((*ctx, *xs[:i])) for i in range(3)]
+    for i, x in enumerate(xs):
+        if list(ps[i]) == list(qs[i]):
+            return (*xs, rng.categorical(ps[2]))
+        if not rng.random() * qs[i][x] < ps[i][x]:
+            return (*xs[:i], rng.categorical(residual(ps[i], qs[i])))
+    return (*xs, rng.categorical(ps[2]))
+
+
+def bonus_from_draft(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                     ) -> tuple[Any, ...]:
+    """Chain, gamma = 3, whose bonus token (the 4th) comes from the draft row."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    qs: list[Any] = []
+    for _ in range(3):
+        qs.append(draft((*ctx, *xs)))
+        xs.append(rng.categorical(qs[-1]))
+    ps = [target((*ctx, *xs[:i])) for i in range(3)]
+    for i, x in enumerate(xs):
+        if not rng.random() * qs[i][x] < ps[i][x]:
+            return (*xs[:i], rng.categorical(residual(ps[i], qs[i])))
+    return (*xs, rng.categorical(draft((*ctx, *xs))))
+
+
+PLANTED_STEPS = {
+    "draft-row-late": draft_row_late,
+    "second-sibling-stale-child": second_sibling_stale_child,
+    "trusts-equal-rows": trusts_equal_rows,
+    "bonus-from-draft": bonus_from_draft,
+}

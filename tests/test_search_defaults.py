@@ -1,0 +1,106 @@
+"""Issue 13: defaults that reach the bugs, and faithful uniforms for steps too."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from counterexamples.chain_steps import chain
+from counterexamples.steps import named_step
+from properties import (
+    DEFAULT_SAMPLER_VOCAB_SIZES,
+    choose_horizon,
+    search_sampler,
+    search_step,
+    step_edge_cases,
+)
+from verifier import assert_step_preserves_target
+from verifier.doors.audit import DEFAULT_VOCAB_SIZES
+from verifier.doors.cli import main
+
+INCLUSIVE_STEP = '''
+def inclusive_step(target, draft, prefix, rng):
+    p, q = target(prefix), draft(prefix)
+    x = rng.categorical(q)
+    if rng.random() <= p[x] / q[x]:  # accepts p(x) = 0 when u is exactly 0
+        return (x,)
+    return (rng.categorical([max(a - b, 0) for a, b in zip(p, q)]),)
+'''
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def steps_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("steps") / "inclusive_steps.py"
+    path.write_text(INCLUSIVE_STEP)
+    return path
+
+
+def test_sampler_vocabularies_reach_five():
+    assert DEFAULT_SAMPLER_VOCAB_SIZES == (2, 5) == DEFAULT_VOCAB_SIZES["sampler"]
+    result = search_sampler(lambda p, q, rng: rng.categorical(p), examples=5)
+    assert "2..5" in result.covered
+
+
+@pytest.mark.parametrize(("gamma", "horizon"), [(1, 3), (2, 3), (3, 4), (4, 5), (5, 5)])
+def test_the_horizon_is_chosen_from_the_step(gamma, horizon):
+    step = named_step(chain, f"chain-{gamma}", gamma=gamma)
+    chosen, longest = choose_horizon(step, step_edge_cases(2, 3))
+    assert longest == gamma + 1
+    assert chosen == horizon
+
+
+def test_the_chosen_horizon_is_reported():
+    step = named_step(chain, "chain-3", gamma=3)
+    result = search_step(step, examples=3)
+    assert result.passed and result.horizon == 4
+    assert "horizon 4 (chosen from the step: its longest output on the edge cases is 4 " \
+           "tokens)" in result.covered
+    capped = search_step(named_step(chain, "chain-5", gamma=5), vocab_sizes=2, examples=0)
+    assert capped.horizon == 5 and "capped at 5" in capped.covered
+    given = search_step(step, horizon=2, examples=0)
+    assert given.horizon == 2 and "chosen" not in given.covered
+
+
+def test_a_step_that_always_crashes_keeps_the_default_horizon():
+    def broken(target, draft, prefix, rng):
+        raise RuntimeError("no")
+
+    assert choose_horizon(broken, step_edge_cases(2, 3)) == (3, None)
+
+
+def test_uniform_bits_for_steps_in_the_cli(steps_file):
+    code, out, err = run("audit", f"{steps_file}:inclusive_step", "--kind", "step",
+                         "--uniform-bits", "10", "--json")
+    assert code == 1, err
+    data = json.loads(out)
+    assert data["counterexample"]["tv"] == "1/1024"
+    assert "10-bit grid" in data["coverage"]
+    assert data["horizon"] == 3
+
+
+def test_uniform_bits_for_steps_in_the_pytest_helper(steps_file):
+    namespace: dict = {}
+    exec(INCLUSIVE_STEP, namespace)
+    with pytest.raises(AssertionError, match="10-bit"):
+        assert_step_preserves_target(namespace["inclusive_step"], uniform_bits=10,
+                                     examples=0)
+    ok = assert_step_preserves_target(named_step(chain, "chain-1", gamma=1), uniform_bits=10,
+                                      examples=2)
+    assert ok.passed and "10-bit grid" in ok.coverage
+
+
+def test_the_default_step_audit_checks_both_float_grids(steps_file):
+    code, out, _ = run("audit", f"{steps_file}:inclusive_step", "--kind", "step")
+    assert code == 1
+    flat = " ".join(out.split())
+    assert "float32 grid k/2^24 and on the float64 grid k/2^53" in flat
+    assert "shows only under float32 uniforms" in flat

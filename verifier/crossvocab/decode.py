@@ -1,0 +1,231 @@
+"""Decoding exactly with a cross-vocabulary step: the law of the emitted text.
+
+The protocol.  A cross-vocabulary step is
+
+    step(target, draft, prefix, rng) -> tuple of target ids
+
+* ``target`` and ``draft`` are :class:`~verifier.crossvocab.models.VocabModel`
+  objects over two vocabularies of strings (``target.vocab``,
+  ``draft.vocab``) with the same alphabet; ``target(ids)`` is the target's
+  next-token row after target ids, ``draft(ids)`` the draft's after draft ids;
+* ``prefix`` is the tuple of target ids emitted so far (its text is
+  ``target.vocab.decode(prefix)``); what context the draft gets (usually
+  ``draft.vocab.encode(text)``) is the rule's business;
+* the step returns the target ids it appends, at least one.
+
+The law preserved is **the target's law over text**: the law of the first
+``horizon`` characters of the text the target generates, summed over every
+target tokenization (a target may put mass on non-canonical ones).  A step is
+lossless when the text its decode emits has that law.  The state of the
+decode is the emitted target-token sequence, not its text, since a target's
+next row depends on its tokens: a step that emits the target's own tokens
+(rejection sampling over target ids, exact match) keeps the law of target
+token sequences, which implies the law of text; a step that re-tokenizes
+text on its own (canonically, say) changes the target's context and is
+judged by what that does to the text.  For a canonical target (mass only on
+canonical tokenizations) the law of text and the law of target token
+sequences determine each other.
+
+States are processed by the length of their text: each call emits at least
+one token, so at least one character, and every state is enumerated once
+(one call of :func:`~verifier.crossvocab.enumeration.enumerate_crossvocab_step`
+per reachable state).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from verifier.crossvocab.enumeration import enumerate_crossvocab_step
+from verifier.crossvocab.models import VocabModel, continuation_law
+from verifier.distribution import Distribution
+from verifier.errors import BudgetExceeded, InvalidArgument
+from verifier.exact.tree import Budget
+from verifier.steps.models import RecordingModel
+from verifier.validation import check_integer, fail
+
+__all__ = [
+    "CrossVocabRun",
+    "CrossVocabStep",
+    "HandedModels",
+    "check_horizon",
+    "crossvocab_law",
+    "crossvocab_step_law",
+    "new_clock",
+    "prepare_models",
+    "run_crossvocab",
+    "target_text_law",
+]
+
+Ids = tuple[int, ...]
+#: ``step(target, draft, prefix, rng) -> tuple of target ids``.
+CrossVocabStep = Callable[[Any, Any, Ids, Any], Any]
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+
+
+class _Clock:
+    """One time budget across the many enumerations of a decode."""
+
+    def __init__(self, budget: Budget | None) -> None:
+        self.budget = budget or Budget()
+        limit = self.budget.max_seconds
+        self.deadline = None if limit is None else time.monotonic() + limit
+
+    def next_budget(self, resolved: Fraction) -> Budget:
+        if self.deadline is None:
+            return self.budget
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            msg = f"cross-vocabulary decoding exceeded max_seconds={self.budget.max_seconds}"
+            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds")
+        return dataclasses.replace(self.budget, max_seconds=left)
+
+
+def check_horizon(horizon: Any) -> int:
+    try:
+        return check_integer(horizon, "horizon", min_value=1)
+    except InvalidArgument:
+        fail("horizon", horizon, "an integer >= 1 (the number of characters of text compared)")
+
+
+@dataclass
+class HandedModels:
+    """The two models as the step gets them: recording every row read, validated."""
+
+    target: VocabModel
+    draft: VocabModel
+    target_recorder: RecordingModel
+    draft_recorder: RecordingModel
+
+    def input_error(self) -> BaseException | None:
+        for recorder in (self.target_recorder, self.draft_recorder):
+            if recorder.error is not None:
+                return recorder.error
+        return None
+
+
+def prepare_models(target: Any, draft: Any) -> HandedModels:
+    """Check the pair and wrap each model in a recorder; InvalidArgument naming the problem."""
+    for name, model in (("target", target), ("draft", draft)):
+        if not isinstance(model, VocabModel):
+            msg = (f"{name}={model!r} is not a cross-vocabulary model; give a "
+                   "verifier.crossvocab.VocabModel(vocabulary, model)")
+            raise InvalidArgument(msg)
+    if target.vocab.alphabet != draft.vocab.alphabet:
+        msg = (f"the target's alphabet {target.vocab.alphabet!r} and the draft's "
+               f"{draft.vocab.alphabet!r} differ; each side must be able to tokenize the "
+               "other's text")
+        raise InvalidArgument(msg)
+    t_rec = RecordingModel(target.model, name="target", vocab_size=len(target.vocab))
+    d_rec = RecordingModel(draft.model, name="draft", vocab_size=len(draft.vocab))
+    return HandedModels(VocabModel(target.vocab, t_rec), VocabModel(draft.vocab, d_rec),
+                        t_rec, d_rec)
+
+
+def _enumerate(step: CrossVocabStep, models: HandedModels, prefix: Ids, keep: int | None,
+               budget: Budget, uniform_bits: int | None) -> dict[Hashable, Fraction]:
+    t, d = models.target, models.draft
+    recorders = (models.target_recorder, models.draft_recorder)
+
+    def run(rng: Any) -> Any:
+        out = step(t, d, prefix, rng)
+        for recorder in recorders:
+            recorder.settle()
+        return out
+
+    context: dict[str, Any] = {"prefix": prefix, "text": t.vocab.decode(prefix)}
+    return enumerate_crossvocab_step(run, prefix=prefix, vocab=t.vocab, keep=keep,
+                                     budget=budget, uniform_bits=uniform_bits,
+                                     context=context, input_error=models.input_error)
+
+
+@dataclass
+class CrossVocabRun:
+    """What one decode produced: the law of text, of target tokens, and the evidence."""
+
+    horizon: int
+    text_law: Distribution = field(default_factory=Distribution)
+    #: Law of the target-token sequences at the moment their text reached the horizon.
+    token_law: Distribution = field(default_factory=Distribution)
+    states: int = 0
+
+
+def run_crossvocab(step: CrossVocabStep, models: HandedModels, horizon: int, *,
+                   clock: Any = None, uniform_bits: int | None = None) -> CrossVocabRun:
+    """Decode with ``step`` from the empty text until ``horizon`` characters (exactly)."""
+    clock = clock or _Clock(None)
+    vocab = models.target.vocab
+    levels: list[dict[Ids, Fraction]] = [{} for _ in range(horizon)]
+    levels[0][()] = _ONE
+    texts: dict[str, Fraction] = {}
+    sequences: dict[Hashable, Fraction] = {}
+    resolved = _ZERO
+    run = CrossVocabRun(horizon)
+    for length in range(horizon):
+        for prefix, mass in levels[length].items():
+            law = _enumerate(step, models, prefix, horizon - length,
+                             clock.next_budget(resolved), uniform_bits)
+            run.states += 1
+            for out, prob in law.items():
+                ids = prefix + out  # type: ignore[operator]
+                text = vocab.decode(ids)
+                weight = mass * prob
+                if len(text) >= horizon:
+                    key = text[:horizon]
+                    texts[key] = texts.get(key, _ZERO) + weight
+                    sequences[ids] = sequences.get(ids, _ZERO) + weight
+                    resolved += weight
+                else:
+                    level = levels[len(text)]
+                    level[ids] = level.get(ids, _ZERO) + weight
+        levels[length] = {}
+    run.text_law = Distribution(texts.items())
+    run.token_law = Distribution(sequences)
+    return run
+
+
+def target_text_law(target: VocabModel, horizon: int) -> Distribution:
+    """The target's own law over the first ``horizon`` characters of its text.
+
+    >>> from verifier.crossvocab.models import context_free_model
+    >>> target_text_law(context_free_model(("a", "b", "ab"), ["1/2", "0", "1/2"]), 2)
+    Distribution({'aa': 1/4, 'ab': 3/4})
+    """
+    horizon = check_horizon(horizon)
+    if not isinstance(target, VocabModel):
+        fail("target", target, "a verifier.crossvocab.VocabModel")
+    return Distribution(continuation_law(target, (), horizon).items())
+
+
+def crossvocab_law(step: CrossVocabStep, target: Any, draft: Any, horizon: int, *,
+                   budget: Budget | None = None,
+                   uniform_bits: int | None = None) -> Distribution:
+    """The exact law of the first ``horizon`` characters of text the step's decode emits."""
+    horizon = check_horizon(horizon)
+    models = prepare_models(target, draft)
+    return run_crossvocab(step, models, horizon, clock=_Clock(budget),
+                          uniform_bits=uniform_bits).text_law
+
+
+def crossvocab_step_law(step: CrossVocabStep, target: Any, draft: Any,
+                        prefix: Ids = (), *, budget: Budget | None = None,
+                        uniform_bits: int | None = None) -> Distribution:
+    """The exact law of the tuple of target ids one call of ``step`` emits at ``prefix``."""
+    models = prepare_models(target, draft)
+    ids = tuple(prefix)
+    for token in ids:
+        if not isinstance(token, int) or not 0 <= token < len(target.vocab):
+            fail("prefix", prefix, f"a tuple of target ids 0..{len(target.vocab) - 1}")
+    law = _enumerate(step, models, ids, None, _Clock(budget).next_budget(_ZERO), uniform_bits)
+    return Distribution(law)
+
+
+def new_clock(budget: Budget | None) -> Any:
+    """One time budget for a check: the target's law and the decode share it."""
+    return _Clock(budget)
