@@ -1,8 +1,11 @@
 """Symbolic proofs over the whole simplex: cost against V, and the targets of issue 5.
 
-Run ``python benchmarks/bench_symbolic.py`` (``--max-vocab 4`` for a quicker
-run).  Prints, for each rule and vocabulary size, the verdict, the number of
-cases, the LP calls, the executions and the time.  (There is no ratio to one
+Run ``python benchmarks/bench_symbolic.py`` (``--max-vocab 4 --textbook-vocab
+6`` for a quicker run).  Prints, for each rule and vocabulary size, the
+verdict, the number of cases, the LP calls, the executions and the time: the
+textbook rule for V = 2..10 (target: V = 8 under 60 s), the LP backend
+against pure Fractions at one size, and the multi-draft rules at V = 3
+(proved only with the product certificates of nonlinear.py).  (There is no ratio to one
 numeric check: that check takes under a millisecond, so the ratio was noise.)
 """
 
@@ -12,9 +15,11 @@ import argparse
 import time
 from typing import Any
 
+from counterexamples import multidraft
 from counterexamples.samplers import naive_resample as naive_fallback
 from counterexamples.samplers import residual, textbook
 from verifier.modes.symbolic import prove
+from verifier.modes.symbolic.lp import backend, fraction_only, solve_lp
 
 
 def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
@@ -60,13 +65,53 @@ def _row(name: str, rule: Any, vocab_size: int) -> None:
         print("\n".join("    " + line for line in case.describe().splitlines()))
 
 
+def _backends(vocab_size: int) -> None:
+    """The LPs of one textbook proof, replayed on the installed backend and on Fractions."""
+    from unittest import mock
+
+    import verifier.modes.symbolic.region as region
+
+    recorded: list[tuple[Any, ...]] = []
+    original = solve_lp
+
+    def recording(*args: Any) -> Any:
+        recorded.append(args)
+        return original(*args)
+
+    with mock.patch.object(region, "solve_lp", recording):
+        prove(textbook, vocab_size)
+    times = {}
+    for name in (backend(), "fractions.Fraction"):
+        start = time.perf_counter()
+        if name == "fractions.Fraction":
+            with fraction_only():
+                answers = [original(*args) for args in recorded]
+        else:
+            answers = [original(*args) for args in recorded]
+        times[name] = time.perf_counter() - start
+        if name == backend():
+            first = answers
+        elif answers != first:
+            raise AssertionError("the two backends disagree")  # never: both are exact
+    slow, fast = times["fractions.Fraction"], times[backend()]
+    print(f"textbook V={vocab_size}: its {len(recorded)} LPs replayed: {backend()} {fast:.2f}s, "
+          f"pure Fraction {slow:.2f}s (ratio {slow / fast:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--max-vocab", type=int, default=5)
+    parser.add_argument("--textbook-vocab", type=int, default=10,
+                        help="largest V for the textbook rule (default 10)")
     args = parser.parse_args()
-    print("textbook rule (u * q[x] < p[x]): case count against V")
-    for v in range(2, args.max_vocab + 1):
+    print(f"LP backend: {backend()}")
+    print("textbook rule (u * q[x] < p[x]): case count against V (target: V=8 under 60 s)")
+    for v in range(2, args.textbook_vocab + 1):
         _row("textbook", textbook, v)
+    _backends(4)
+    print("multi-draft rules at V=3 (nonlinear regions proved empty by product certificates):")
+    for name in ("multiround", "rrs_without_replacement", "spectr"):
+        _row(name, getattr(multidraft, name), 3)
     print("textbook rule (u < min(1, p[x]/q[x])):")
     for v in range(2, min(args.max_vocab, 4) + 1):
         _row("textbook_ratio", textbook_ratio, v)

@@ -71,24 +71,50 @@ def crashes_in_an_empty_nonlinear_region(p: list[Any], q: list[Any], rng: Any) -
     return rng.categorical(q)
 
 
-def test_a_crash_without_a_concrete_point_does_not_hide_a_refutation() -> None:
+def crashes_on_an_irrational_curve(p: list[Any], q: list[Any], rng: Any) -> Any:
+    """Biased everywhere; crashes where p0 = sqrt(2) q0 > 0: real points, none rational."""
+    if q[0] > 0 and p[0] * p[0] == 2 * q[0] * q[0]:
+        return 1 // 0
+    return rng.categorical(q)
+
+
+def test_a_crash_in_a_region_proved_empty_is_pruned() -> None:
+    # p0, q0 <= 1 on the simplex: the product certificate proves p0^2 + q0^2 > 2 empty.
     result = prove(crashes_in_an_empty_nonlinear_region, 2)
-    assert not result.proved and not result.complete
-    assert result.note is not None and "crashing region" in result.note
+    assert not result.proved and result.complete and result.note is None
     assert result.refuting
     for case in result.refuting:
         assert case.witness is not None
         assert not check_sampler(crashes_in_an_empty_nonlinear_region, *case.witness).passed
 
 
+def test_a_crash_without_a_concrete_point_does_not_hide_a_refutation() -> None:
+    result = prove(crashes_on_an_irrational_curve, 2)
+    assert not result.proved and not result.complete
+    assert result.note is not None and "crashing region" in result.note
+    assert result.refuting
+    for case in result.refuting:
+        assert case.witness is not None
+        assert not check_sampler(crashes_on_an_irrational_curve, *case.witness).passed
+
+
 def test_a_crash_without_a_concrete_point_alone_is_undecided() -> None:
     def unbiased_elsewhere(p: list[Any], q: list[Any], rng: Any) -> Any:
-        if p[0] * p[0] + q[0] * q[0] > 2:
-            return 1 // 0
+        if q[0] > 0 and p[0] * p[0] == 2 * q[0] * q[0]:
+            return 1 // 0  # a real crash on an irrational curve: no verdict, never a proof
         return rng.categorical(p)
 
     with pytest.raises(Undecided, match="no concrete point"):
         prove(unbiased_elsewhere, 2)
+
+
+def test_a_crash_in_a_region_proved_empty_does_not_block_a_proof() -> None:
+    def unbiased(p: list[Any], q: list[Any], rng: Any) -> Any:
+        if p[0] * p[0] + q[0] * q[0] > 2:
+            return 1 // 0
+        return rng.categorical(p)
+
+    assert prove(unbiased, 2).proved
 
 
 def biased_in_a_thin_nonlinear_sliver(p: list[Any], q: list[Any], rng: Any) -> Any:

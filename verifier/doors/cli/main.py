@@ -121,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
                        help="vocabulary size to prove for")
     prove.add_argument("--json", action="store_true", help="print one JSON object")
+    prove.add_argument("--first", action="store_true",
+                       help="stop at the first confirmed refutation")
+    prove.add_argument("--uniform-bits", type=_positive_int, default=None, metavar="K",
+                       help="judge the grid hazards (comparisons where '<' and '<=' differ "
+                            "on a grid) with rng.random() on the K-bit grid (24: float32 "
+                            "torch.rand): refuted when one puts mass on a token with p = 0")
 
     explain = sub.add_parser("explain", help="a catalogue rule: why it is wrong, its witness")
     explain.add_argument("name", metavar="NAME", help="a rule name from 'specexact catalogue'")
@@ -288,7 +294,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from verifier.doors.cli.prove_cmd import run_prove
 
         code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
-                              err=err)
+                              err=err, first=args.first, uniform_bits=args.uniform_bits)
         return code
     if args.command == "explain":
         from verifier.doors.cli.catalogue_cmd import explain

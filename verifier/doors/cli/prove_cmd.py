@@ -16,15 +16,20 @@ __all__ = ["run_prove"]
 
 
 def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
-              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+              out: TextIO = sys.stdout, err: TextIO = sys.stderr, first: bool = False,
+              uniform_bits: int | None = None) -> int:
     """Prove or refute ``target`` (``pkg.mod:fn`` or ``file.py:fn``) for every p, q on N tokens.
 
     Prints the verdict on ``out``: a one-line summary when proved; for a
     refutation each biased case with its region, bias formula and witness.
+    ``first`` stops at the first refutation; ``uniform_bits`` judges the
+    grid hazards on the K-bit grid.
     Errors go to ``err`` as one message, never a traceback.
     """
     try:
         check_integer(vocab_size, "--vocab-size", min_value=1)
+        if uniform_bits is not None:
+            check_integer(uniform_bits, "--uniform-bits", min_value=1)
     except InvalidInput as error:
         print(f"specexact prove: {error}", file=err)
         return 2
@@ -36,7 +41,7 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
                     "rng); prove handles single-position samplers fn(p, q, rng) only. "
                     f"Search the step exactly instead: specexact audit {target}")
             return 2
-        result = prove(sampler, vocab_size)
+        result = prove(sampler, vocab_size, first=first, uniform_bits=uniform_bits)
     except Undecided as error:
         _report(err, as_json, out, "undecided", f"could not decide: {error}")
         return 2

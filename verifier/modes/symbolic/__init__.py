@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from verifier.modes.symbolic.grid import GridHazard
 from verifier.modes.symbolic.result import Case, ProofResult
 
 if TYPE_CHECKING:
@@ -27,13 +28,15 @@ if TYPE_CHECKING:
 __all__ = [
     "Case",
     "Constraint",
+    "GridHazard",
     "ProofResult",
     "prove",
 ]
 
 
 def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None = None,
-          max_cases: int = 20_000, seed: int = 0) -> ProofResult:
+          max_cases: int = 20_000, seed: int = 0, first: bool = False,
+          uniform_bits: int | None = None) -> ProofResult:
     """Prove that ``sampler`` preserves p for every pair (p, q) on ``vocab_size`` tokens.
 
     Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
@@ -42,7 +45,11 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
     Raises an :class:`~verifier.errors.Undecided` subclass -- for example
     UnsupportedOperation naming the operation -- when no verdict is
     possible; never a false proof.  ``max_cases`` bounds the number of
-    cases, ``budget`` each case's enumeration, ``seed`` the witness search.
+    cases, ``budget`` each case's enumeration, ``seed`` the witness search;
+    ``first=True`` stops at the first confirmed refutation.  The proof is
+    for a continuous uniform: comparisons that differ between ``<`` and
+    ``<=`` on a grid are listed in ``hazards``, and ``uniform_bits=K``
+    refutes the rule when one puts mass on a token with p = 0 on the K-bit grid.
 
     >>> def textbook(p, q, rng):
     ...     x = rng.categorical(q)
@@ -54,7 +61,8 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
     """
     from verifier.modes.symbolic.prover import prove as _prove
 
-    return _prove(sampler, vocab_size, budget=budget, max_cases=max_cases, seed=seed)
+    return _prove(sampler, vocab_size, budget=budget, max_cases=max_cases, seed=seed,
+                  first=first, uniform_bits=uniform_bits)
 
 
 def __getattr__(name: str) -> Any:

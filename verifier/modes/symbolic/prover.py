@@ -41,8 +41,9 @@ from verifier.errors import (
     describe_exception,
 )
 from verifier.exact.engine import output_distribution
-from verifier.exact.random_source import LazyToken
+from verifier.exact.random_source import LazyToken, check_uniform_bits
 from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.modes.symbolic.grid import GridHazard, grid_witness
 from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint, Point, Space
 from verifier.modes.symbolic.result import Case, ProofResult
@@ -98,8 +99,19 @@ def _outcome_law(value: Any, vocab_size: int) -> dict[Hashable, Any]:
 
 class _Prover:
     def __init__(self, sampler: Sampler, vocab_size: int, budget: Budget | None,
-                 max_cases: int, seed: int) -> None:
+                 max_cases: int, seed: int, first: bool = False,
+                 uniform_bits: int | None = None) -> None:
         self.sampler = sampler
+        self.first = first
+        self.uniform_bits = uniform_bits
+        #: Grid hazards of the decided cases, by (comparison, region), in order.
+        self.hazards: dict[tuple[str, str], GridHazard] = {}
+        self._case_hazards: list[GridHazard] = []
+        self._field: Any = None
+        #: Zero tests by expression, renamed canonically for the current case.
+        self._zero_cache: dict[Any, bool] = {}
+        self._tidy_cache: dict[Any, Any] = {}
+        self._renaming: dict[Any, Any] | None = None
         self.space = Space(vocab_size)
         self.budget = budget
         self.max_cases = max_cases
@@ -107,6 +119,8 @@ class _Prover:
         self.splits = 0
         self.pruned = 0
         self.executions = 0
+        #: Unbiased cases whose law the exact engine confirmed at concrete points.
+        self.cross_checked = 0
 
     # -- enumerating one case ---------------------------------------------------------
 
@@ -114,6 +128,8 @@ class _Prover:
         space = self.space
         tree: ChoiceTree[Any] = ChoiceTree(self.budget, one=sympy.Integer(1))
         p_syms, q_syms = space.p, space.q
+
+        hazards: list[GridHazard] = []
 
         def execute(chooser: Chooser) -> Any:
             decider = Decider(space, cell)
@@ -126,6 +142,7 @@ class _Prover:
                     raise decider.errors[0]
                 if decider.splits:  # the sampler swallowed a NeedSplit
                     raise decider.splits[0]
+                hazards.extend(rng.hazards)
                 return _outcome_law(value, space.vocab_size), tuple(decider.local)
             except Exception as exc:
                 if decider.errors:
@@ -142,23 +159,144 @@ class _Prover:
         for weight, (law, local), _ in tree.explore(execute):
             leaves.append(_Leaf(weight, local, law))
         self.executions += tree.executions
+        self._case_hazards = hazards
         return leaves
 
     # -- checking local constraints ------------------------------------------------------
 
     def equalities(self, constraints: Sequence[Constraint]) -> dict[Any, Any]:
-        eqs = [self.space.expr(c.lin) for c in constraints
-               if c.rel == "==" and c.lin is not None]
-        if not eqs:
+        """The linear equalities solved for some coordinates: {symbol: expression}.
+
+        Exact Gauss-Jordan elimination over Fractions (sympy.solve did the
+        same, slowly); {} when there are none or they contradict each other.
+        """
+        rows = [list(c.lin) for c in constraints if c.rel == "==" and c.lin is not None]
+        if not rows:
             return {}
-        solution = sympy.solve(eqs, self.space.variables, dict=True)
-        return solution[0] if solution else {}
+        n = self.space.n
+        pivots: list[tuple[int, list[Fraction]]] = []
+        for row in rows:
+            for pcol, prow in pivots:
+                f = row[pcol]
+                if f:
+                    row = [a - f * b for a, b in zip(row, prow, strict=True)]
+            found = next((j for j in range(n) if row[j]), None)
+            if found is None:
+                if row[-1]:
+                    return {}  # inconsistent: the case is empty
+                continue
+            col = found
+            inv = 1 / row[col]
+            row = [a * inv for a in row]
+            pivots = [(c, [a - r[col] * b for a, b in zip(r, row, strict=True)])
+                      for c, r in pivots]
+            pivots.append((col, row))
+        variables = self.space.variables
+        out = {}
+        for col, row in pivots:
+            # x_col + sum(row[j] x_j) + row[-1] == 0 over the free columns j.
+            value = -sympy.Rational(row[-1].numerator, row[-1].denominator)
+            for j in range(n):
+                if j != col and row[j]:
+                    value -= sympy.Rational(row[j].numerator, row[j].denominator) * variables[j]
+            out[variables[col]] = value
+        return out
 
     def reduce(self, expr: Any, substitution: dict[Any, Any]) -> Any:
+        """``expr`` on the simplex (and the equalities), as one cancelled fraction.
+
+        The arithmetic runs in sympy's field of rational functions (sparse
+        polynomials, gcd-cancelled at each step), several times faster
+        than ``cancel(together(...))`` on the laws' long sums; the result is
+        the same rational function.
+        """
         e = self.space.eliminate(expr)
         if substitution:
             e = e.xreplace(substitution)
-        return sympy.cancel(sympy.together(e))
+        if self._field is None:
+            from sympy.polys.fields import field
+
+            self._field = field(self.space.variables, sympy.QQ)[0]
+        field_ = self._field
+        ring = field_.ring
+        try:
+            # Terms over the same denominator are summed as polynomials first:
+            # a law's many terms share few denominators, so few gcds remain.
+            groups: dict[Any, Any] = {}
+            for term in sympy.Add.make_args(e):
+                num, den = term.as_numer_denom()
+                n, d = ring.from_expr(num).cancel(ring.from_expr(den))
+                groups[d] = groups.get(d, ring.zero) + n
+            total = field_.zero
+            for d, n in groups.items():
+                if n:
+                    total += field_.new(n, d)
+            return total.as_expr()
+        except (ValueError, TypeError, sympy.PolynomialError):  # not a rational function
+            return sympy.cancel(sympy.together(e))
+
+    def _tidy(self, expr: Any) -> Any:
+        """:func:`_tidy`, memoised: proved cases repeat the same formulas (p_k)."""
+        found = self._tidy_cache.get(expr)
+        if found is None:
+            found = self._tidy_cache[expr] = _tidy(self.space, expr)
+        return found
+
+    def _vanishes_identically(self, expr: Any, substitution: dict[Any, Any]) -> bool:
+        """Whether ``expr`` is the zero rational function on the simplex (and equalities).
+
+        Terms are grouped by denominator and cross-multiplied: sum n_i / d_i
+        is 0 iff sum n_i * prod_{j != i} d_j is the zero polynomial (each
+        d_j is a nonzero polynomial).  Products only, no gcds.  False also
+        when ``expr`` is not a rational function (the slow path decides then).
+        """
+        key = None
+        if not substitution and self._renaming is not None:
+            # Renaming tokens 0..V-2 maps the simplex onto itself and commutes with the
+            # elimination of the last token, so a renamed expression is zero iff the
+            # expression is: cases equal up to relabelling share this test (exactly).
+            key = sympy.sympify(expr).xreplace(self._renaming)
+        elif not substitution:
+            key = sympy.sympify(expr)
+        if key is not None:
+            known = self._zero_cache.get(key)
+            if known is not None:
+                return known
+        answer = self._zero_test(expr, substitution)
+        if key is not None:
+            self._zero_cache[key] = answer
+        return answer
+
+    def _zero_test(self, expr: Any, substitution: dict[Any, Any]) -> bool:
+        e = self.space.eliminate(expr)
+        if substitution:
+            e = e.xreplace(substitution)
+        if self._field is None:
+            from sympy.polys.fields import field
+
+            self._field = field(self.space.variables, sympy.QQ)[0]
+        ring = self._field.ring
+        try:
+            groups: dict[Any, Any] = {}
+            for term in sympy.Add.make_args(e):
+                num, den = term.as_numer_denom()
+                # Cancel each term first (small gcds): q_x * (1 - p_x / q_x) * r / S
+                # is r (q_x - p_x) / S, so the terms of a law share few denominators.
+                n, d = ring.from_expr(num).cancel(ring.from_expr(den))
+                groups[d] = groups.get(d, ring.zero) + n
+        except (ValueError, TypeError, sympy.PolynomialError):
+            return False
+        items = [(d, n) for d, n in groups.items() if n]
+        if any(not d for d, _ in items):  # pragma: no cover - a zero denominator
+            return False
+        total = ring.zero
+        for i, (_, n) in enumerate(items):
+            product = n
+            for j, (d, _) in enumerate(items):
+                if j != i:
+                    product *= d
+            total += product
+        return not total
 
     def check_leaf(self, cell: tuple[Constraint, ...], leaf: _Leaf) -> None:
         """Raise NeedSplit unless the leaf's formula is exact on the whole case (see above)."""
@@ -234,7 +372,15 @@ class _Prover:
         space = self.space
         target = {k: space.p[k] for k in range(space.vocab_size)}
         substitution = self.equalities(cell)
-        formula = {k: self.reduce(v, substitution) for k, v in law.items()}
+        self._renaming = space.renaming(cell)
+        if all(self._vanishes_identically(v - target.get(k, 0) if isinstance(k, int) else v,
+                                          substitution)
+               for k, v in law.items()) and all(k in law for k in target if target[k] != 0):
+            # law == p on the case: the formula is p itself (no gcds on the long sums).
+            formula = {k: self.reduce(target.get(k, 0) if isinstance(k, int) else 0,
+                                      substitution) for k in law}
+        else:
+            formula = {k: self.reduce(v, substitution) for k, v in law.items()}
         bias = self._bias(formula, target, substitution)
         if bias:
             # Implicit equalities (a ">=" tight on the whole case) may cancel it.
@@ -243,7 +389,9 @@ class _Prover:
                 substitution = self.equalities((*cell, *implicit))
                 bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
                                   target, substitution)
-        nice = {k: _tidy(space, v) for k, v in formula.items() if v != 0}
+        nice = {k: self._tidy(v) for k, v in formula.items() if v != 0}
+        for hazard in self._case_hazards:
+            self.hazards.setdefault((hazard.comparison, hazard.region()), hazard)
         if not bias:
             self._cross_check(cell, formula)
             return Case(cell, nice, {}, None, None, None, len(leaves))
@@ -312,8 +460,20 @@ class _Prover:
         # Two random points from eight vertices: one or two vertices alone are
         # often degenerate (p == q on the whole simplex for V = 2).
         points = [x for x in space.random_points(cell, 8, self.rng) if space.contains(cell, x)]
+        if len(points) < 2 and any(c.lin is None for c in cell):
+            # A nonlinear region thinner than its relaxation: first the linear
+            # equalities it implies (q0 == 0 and p1*q0 >= p0*q1 force p0 == 0),
+            # then points near the vertices of the relaxation.
+            narrowed = (*cell, *self._implicit_equalities(cell))
+            points += [x for x in space.random_points(narrowed, 8, self.rng)
+                       if space.contains(cell, x)]
+            if len(points) < 2:
+                points += [x for x in space.near_boundary_points(narrowed, self.rng)
+                           if space.contains(cell, x)]
         for x in points[:2]:
             self._agrees_at(cell, formula, space.split_point(x))
+        if points:
+            self.cross_checked += 1
 
     def _agrees_at(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any],
                    point: Point) -> None:
@@ -378,6 +538,21 @@ class _Prover:
                "cannot follow this code")
         raise UnsupportedOperation(msg) from error
 
+    def _grid_cases(self, hazards: Sequence[GridHazard], bits: int) -> list[Case]:
+        """Refuting cases on the K-bit grid: hazards that put mass where p has none."""
+        out = []
+        for hazard in hazards:
+            found = grid_witness(self.space, hazard, self.sampler, bits, self.rng)
+            if found is None:
+                continue
+            point, law, misplaced = found
+            bias = {k: sympy.Rational(v.numerator, v.denominator) for k, v in misplaced.items()}
+            out.append(Case(hazard.constraints, {}, bias, point, law, None, 0,
+                            grid_bits=bits, grid_comparison=hazard.comparison))
+            if self.first:
+                break
+        return out
+
     # -- the case stack ----------------------------------------------------------------
 
     def run(self) -> ProofResult:
@@ -391,6 +566,9 @@ class _Prover:
             cell = stack.pop()
             try:
                 cases.append(self.case(cell))
+                if self.first and cases[-1].refutes and stack:
+                    note = "stopped at the first refutation (first=True / --first)"
+                    break
             except NeedSplit as split:
                 self.splits += 1
                 children = [(*cell, side) for side in split.sides
@@ -400,6 +578,9 @@ class _Prover:
             except _Crash as crash:
                 try:
                     cases.append(self.crash_case(crash))
+                    if self.first and stack:
+                        note = "stopped at the first refutation (first=True / --first)"
+                        break
                 except Undecided as error:
                     # A crash in a region with no concrete point (often empty: nonlinear
                     # cuts) or code the symbolic engine cannot follow there: the other
@@ -429,6 +610,9 @@ class _Prover:
                    f"{ {k: sympy.sstr(v) for k, v in first.bias.items()} } but "
                    f"{first.undecided}")
             raise Undecided(msg)
+        hazards = tuple(self.hazards.values())
+        if self.uniform_bits is not None and hazards and not (self.first and note):
+            cases.extend(self._grid_cases(hazards, self.uniform_bits))
         if undecided and note is None:
             note = (f"{len(undecided)} biased case(s) without a witness (their nonlinear "
                     "constraints may leave them empty)")
@@ -436,6 +620,7 @@ class _Prover:
             vocab_size=space.vocab_size, cases=tuple(cases), complete=note is None,
             note=note, splits=self.splits, pruned=self.pruned, lp_calls=space.lp_calls,
             executions=self.executions, seconds=time.monotonic() - start,
+            cross_checked=self.cross_checked, hazards=hazards, uniform_bits=self.uniform_bits,
             p_symbols=tuple(space.p), q_symbols=tuple(space.q))
 
 
@@ -463,7 +648,8 @@ def _show(values: Sequence[Fraction]) -> str:
 
 
 def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
-          max_cases: int = 20_000, seed: int = 0) -> ProofResult:
+          max_cases: int = 20_000, seed: int = 0, first: bool = False,
+          uniform_bits: int | None = None) -> ProofResult:
     """Prove that ``sampler`` preserves p for every pair of distributions on ``vocab_size`` tokens.
 
     Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
@@ -471,7 +657,11 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     a witness the exact engine confirmed) otherwise.  Raises an
     :class:`~verifier.errors.Undecided` subclass (for example
     UnsupportedOperation, naming the operation) when no verdict is possible;
-    never a false proof.
+    never a false proof.  ``first=True`` stops at the first confirmed
+    refutation.  The proof is for a continuous uniform; comparisons that
+    differ between ``<`` and ``<=`` on a grid are listed as ``hazards``, and
+    ``uniform_bits=K`` refutes the rule when one of them puts mass on a token
+    with p = 0 under ``rng.random()`` on the K-bit grid.
 
     >>> from counterexamples.samplers import textbook
     >>> prove(textbook, 2).proved
@@ -482,4 +672,6 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     if not callable(sampler):
         msg = f"sampler={sampler!r} must be callable as sampler(p, q, rng)"
         raise InvalidArgument(msg)
-    return _Prover(sampler, vocab_size, budget, max_cases, seed).run()
+    if uniform_bits is not None:
+        check_uniform_bits(uniform_bits)
+    return _Prover(sampler, vocab_size, budget, max_cases, seed, first, uniform_bits).run()

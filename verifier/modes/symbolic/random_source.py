@@ -24,7 +24,9 @@ import sympy
 from verifier.errors import InvalidArgument, UnsupportedOperation
 from verifier.exact.random_source import LazyToken, compare_values
 from verifier.exact.tree import Chooser
-from verifier.modes.symbolic.signs import NEG, POS, ZERO, Decider
+from verifier.modes.symbolic.grid import GridHazard
+from verifier.modes.symbolic.region import Constraint
+from verifier.modes.symbolic.signs import NEG, POS, ZERO, Decider, factorise
 from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue, UniformState, number
 
 __all__ = ["SymbolicRandom", "SymbolicToken", "fraction"]
@@ -63,6 +65,8 @@ class SymbolicRandom:
         self._uniforms = 0
         self._draws = 0
         self.active = True
+        #: Comparisons whose answer on a uniform grid differs from the continuous one.
+        self.hazards: list[GridHazard] = []
 
     # -- the sampler-facing API ---------------------------------------------------
 
@@ -167,13 +171,20 @@ class SymbolicRandom:
         return label
 
     def compare_uniform(self, state: UniformState, op: str, t: Any) -> bool:
+        name = f"u{state.index}"
         if op in ("==", "!="):
-            # A continuous uniform hits a single point with probability 0.
+            # A continuous uniform hits a single point with probability 0; a grid may not.
+            self._hazard(f"{name} {op} {sympy.sstr(t)}", t, None)
             return op == "!="
         truth_below = op in ("<", "<=")
         lo, hi = state.lo, state.hi
         d = self.decider
-        name = f"u{state.index}"
+        # Where the threshold can sit on an end of the interval that belongs to it,
+        # '<' and '<=' (or '>' and '>=') differ on a grid: the point has mass 2^-K.
+        if state.lo_closed and op in ("<=", ">"):
+            self._hazard(f"{name} {op} {sympy.sstr(t)}", t - lo, sympy.sstr(lo))
+        if state.hi_closed and op in ("<", ">="):
+            self._hazard(f"{name} {op} {sympy.sstr(t)}", t - hi, sympy.sstr(hi))
         below_empty = frozenset((NEG, ZERO))
         s1 = d.sign_set(t - lo, f"the threshold of {name} {op} t")
         if s1 <= below_empty or (NEG in s1 and d.decide(t - lo, below_empty, name)):
@@ -187,11 +198,30 @@ class SymbolicRandom:
             ("u", state.index, op, t),
             [(True, (t - lo) / width), (False, (hi - t) / width)],
             f"{name} {op} t", [t - lo, hi - t])
+        # The split point t belongs to the lower part iff the test is '<=' or '>'.
         if took_below:
             state.hi = t
+            state.hi_closed = op in ("<=", ">")
         else:
             state.lo = t
+            state.lo_closed = op in ("<", ">=")
         return truth_below if took_below else not truth_below
+
+    def _hazard(self, comparison: str, gap: Any, boundary: str | None) -> None:
+        """Record a comparison whose grid answer differs where ``gap == 0`` (None: anywhere)."""
+        d = self.decider
+        where: tuple[Constraint, ...] = ()
+        if boundary is not None:
+            if ZERO not in d.sign_set(gap, f"the threshold of {comparison}"):
+                return
+            sign, num, _ = factorise(d.space, gap, f"the threshold of {comparison}")
+            if sign != ZERO:
+                zeros = [f.constraint(d.space, "==") for f in num
+                         if ZERO in d.factor_signs(f)]
+                if not zeros:  # pragma: no cover - ZERO in the sign set needs a zero factor
+                    return
+                where = (zeros[0],)
+        self.hazards.append(GridHazard(comparison, boundary, (*d.cell, *d.local, *where)))
 
     def fix_token(self, token: LazyToken) -> int:
         self.tick()

@@ -14,6 +14,7 @@ optimum s > 0 -- exact, so no tolerance hides anything.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ Rel = Literal[">", ">=", "=="]
 Point = tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
 
 _ZERO = Fraction(0)
+_REL_CODE = {">": 0, ">=": 1, "==": 2}
 
 
 def _rational(x: Any) -> Fraction:
@@ -74,6 +76,11 @@ class Constraint:
     def key(self) -> tuple[Any, ...]:
         return (self.lin, self.rel) if self.lin is not None else (self.poly, self.sign, self.rel)
 
+    @functools.cached_property
+    def kid(self) -> int:
+        """A small int standing for ``key()`` (hashing Fraction tuples is slow)."""
+        return key_id(self.key())
+
     def holds(self, values: Sequence[Fraction]) -> bool:
         """Whether the point (eliminated coordinates p_0..p_{V-2}, q_0..q_{V-2}) satisfies it."""
         if self.lin is None:
@@ -88,6 +95,19 @@ class Constraint:
 
     def __str__(self) -> str:
         return self.shown
+
+
+_KEY_IDS: dict[tuple[Any, ...], int] = {}
+_KEYS: list[tuple[Any, ...]] = []
+
+
+def key_id(key: tuple[Any, ...]) -> int:
+    """The interned id of a constraint key (``(lin, rel)`` or ``(poly, sign, rel)``)."""
+    found = _KEY_IDS.get(key)
+    if found is None:
+        found = _KEY_IDS[key] = len(_KEYS)
+        _KEYS.append(key)
+    return found
 
 
 def evaluate(expr: Any, values: Sequence[Fraction]) -> Fraction:
@@ -106,6 +126,8 @@ def _scaled(lin: Lin) -> Lin:
     """Divide by the first nonzero coefficient's absolute value (keeps the orientation)."""
     for c in lin:
         if c:
+            if c == 1 or c == -1:  # the common case: nothing to divide
+                return lin
             a = abs(c)
             return tuple(x / a for x in lin)
     return lin
@@ -128,7 +150,10 @@ class Space:
             (*([Fraction(-1)] * half), *([_ZERO] * half), Fraction(1)),
             (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
         ) if v > 1 else ()
-        self._feasible_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
+        self._feasible_cache: dict[frozenset[int], bool] = {}
+        self._linear_cache: dict[frozenset[Any], bool] = {}
+        self._relabel_cache: dict[frozenset[int], frozenset[Any]] = {}
+        self._invariants: dict[int, tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
         self._lin_cache: dict[Any, Lin | None] = {}
         self.lp_calls = 0
 
@@ -165,6 +190,13 @@ class Space:
                  for c, s in zip(lin, self.variables, strict=False) if c]
         return sympy.Add(*terms, sympy.Rational(lin[-1].numerator, lin[-1].denominator))
 
+    def bare(self, lin: Lin, rel: Rel) -> Constraint:
+        """``constraint(lin, rel)`` without its display form, for LP queries only."""
+        lin = _scaled(lin)
+        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+            lin = tuple(-c for c in lin)
+        return Constraint(lin, rel, None)
+
     def constraint(self, lin: Lin, rel: Rel, shown_expr: Any = None) -> Constraint:
         lin = _scaled(lin)
         if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
@@ -175,13 +207,105 @@ class Space:
     # -- exact LP ----------------------------------------------------------------
 
     def feasible(self, constraints: Iterable[Constraint]) -> bool:
-        """Whether some point of the simplex satisfies every constraint (strict ones strictly)."""
-        key = frozenset(c.key() for c in constraints if c.lin is not None)
+        """Whether some point of the simplex may satisfy every constraint (strict ones strictly).
+
+        Exact for linear constraints.  With nonlinear ones, False means proved
+        empty (a certificate, see nonlinear.py); True means "not proved empty".
+        """
+        constraints = tuple(constraints)
+        key = frozenset(c.kid for c in constraints)
         cached = self._feasible_cache.get(key)
         if cached is None:
-            cached = self._solve(key, None) is not None
+            linear = frozenset(c.kid for c in constraints if c.lin is not None)
+            canonical = self.relabelled(linear)
+            cached = self._linear_cache.get(canonical)
+            if cached is None:
+                cached = self._linear_cache[canonical] = self._solve(
+                    frozenset(_KEYS[i] for i in linear), None) is not None
+            if cached and len(linear) < len(key):
+                # Nonlinear constraints: the linear relaxation has points; a
+                # certificate of products may still prove the region empty.
+                from verifier.modes.symbolic.nonlinear import relaxation_empty
+
+                cached = not relaxation_empty(self, constraints)
             self._feasible_cache[key] = cached
         return cached
+
+    def relabelled(self, key: frozenset[int]) -> frozenset[Any]:
+        """``key`` (ids of linear ``(lin, rel)`` pairs) with tokens 0..V-2 relabelled canonically.
+
+        Renaming tokens (p_i and q_i together) maps the simplex onto itself,
+        so a set of constraints and its relabelling are feasible together:
+        cases equal up to a relabelling share their LPs.  The relabelling
+        sorts tokens by a signature of the constraints that name them (ties
+        by index); whatever it picks, equal results are true relabellings of
+        each other, so the cache is exact -- a poor choice only misses.  The
+        last token is fixed: it is the eliminated coordinate.
+        """
+        h = self.vocab_size - 1
+        if h < 2:
+            return key
+        cached = self._relabel_cache.get(key)
+        if cached is not None:
+            return cached
+        rows = [self._row_ints(k) for k in key]
+        rank = self._rank(rows)
+        # Rows as tuples of ints (numerator, denominator pairs): they hash fast.
+        out = []
+        for pairs, inv in rows:
+            new: list[tuple[int, int]] = [(0, 1)] * (2 * h)
+            for i in range(h):
+                new[rank[i]] = pairs[i]
+                new[h + rank[i]] = pairs[h + i]
+            out.append((*new, inv))
+        result = self._relabel_cache[key] = frozenset(out)
+        return result
+
+    def _rank(self, rows: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]
+              ) -> list[int]:
+        """The canonical new label of each token 0..V-2 (see :meth:`relabelled`)."""
+        h = self.vocab_size - 1
+        signatures: list[list[tuple[int, ...]]] = [[] for _ in range(h)]
+        for pairs, inv in rows:
+            for i in range(h):
+                a, b = pairs[i], pairs[h + i]
+                if a[0] or b[0]:
+                    signatures[i].append((*a, *b, *inv))
+        for sig in signatures:
+            sig.sort()
+        order = sorted(range(h), key=lambda i: (signatures[i], i))
+        rank = [0] * h
+        for r, i in enumerate(order):
+            rank[i] = r
+        return rank
+
+    def renaming(self, constraints: Iterable[Constraint]) -> dict[Any, Any] | None:
+        """The symbol renaming (p_i -> p_rank(i), q_i -> q_rank(i)) that :meth:`relabelled`
+        applies to these constraints' linear rows; None for the identity."""
+        h = self.vocab_size - 1
+        if h < 2:
+            return None
+        rank = self._rank([self._row_ints(c.kid) for c in constraints if c.lin is not None])
+        if rank == list(range(h)):
+            return None
+        out = {}
+        for i in range(h):
+            out[self.p[i]] = self.p[rank[i]]
+            out[self.q[i]] = self.q[rank[i]]
+        return out
+
+    def _row_ints(self, k: int) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
+        """Row ``k`` as (numerator, denominator) pairs, and a label-free invariant of it
+        (relation, constant, support size, coefficient sum), all ints."""
+        found = self._invariants.get(k)
+        if found is None:
+            lin, rel = _KEYS[k]
+            total = sum(lin[:-1], _ZERO)
+            found = self._invariants[k] = (
+                tuple((c.numerator, c.denominator) for c in lin[:-1]),
+                (_REL_CODE[rel], lin[-1].numerator, lin[-1].denominator,
+                 sum(1 for c in lin[:-1] if c), total.numerator, total.denominator))
+        return found
 
     def point(self, constraints: Iterable[Constraint],
               objective: Sequence[Fraction] | None = None) -> tuple[Fraction, ...] | None:

@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any, final
 from verifier.distribution import Distribution
 
 if TYPE_CHECKING:
+    from verifier.modes.symbolic.grid import GridHazard
     from verifier.modes.symbolic.region import Constraint
 
 __all__ = ["Case", "ProofResult"]
+
+_SHOWN_HAZARDS = 4
 
 
 def _show(values: Sequence[Fraction]) -> str:
@@ -48,6 +51,10 @@ class Case:
     executions: int
     #: Why a biased case has no witness (its region may be empty: nonlinear cuts).
     undecided: str | None = None
+    #: Set when the case refutes on a K-bit uniform grid only (``uniform_bits``): the
+    #: bias is then the mass on tokens with p = 0, ``witness_law`` the grid's law.
+    grid_bits: int | None = None
+    grid_comparison: str | None = None
 
     @property
     def proved(self) -> bool:
@@ -87,6 +94,9 @@ class Case:
         import sympy
 
         lines = [f"  region: {self.region()}"]
+        if self.grid_bits is not None:
+            lines.append(f"  on the {self.grid_bits}-bit uniform grid (u = k/2^{self.grid_bits}, "
+                         f"0 included), {self.grid_comparison} puts mass where p is 0:")
         if self.crash is not None:
             lines.append(f"  the sampler raises: {self.crash}")
         for k, formula in self.bias.items():
@@ -97,7 +107,8 @@ class Case:
             p, q = self.witness
             lines.append(f"  witness: p = {_show(p)}, q = {_show(q)}")
             if self.witness_law is not None:
-                lines.append(f"  exact engine there: {self.witness_law}")
+                grid = "" if self.grid_bits is None else f" ({self.grid_bits}-bit grid)"
+                lines.append(f"  exact engine there{grid}: {self.witness_law}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -114,6 +125,7 @@ class Case:
                 repr(k): str(v) for k, v in self.witness_law.items()},
             "crash": self.crash,
             "undecided": self.undecided,
+            "grid_bits": self.grid_bits,
         }
 
 
@@ -137,6 +149,13 @@ class ProofResult:
     seconds: float
     p_symbols: tuple[Any, ...] = ()
     q_symbols: tuple[Any, ...] = ()
+    #: Unbiased cases whose formula the exact engine confirmed at concrete points
+    #: (a case with no rational point found, e.g. a nonlinear sliver, is not).
+    cross_checked: int | None = None
+    #: Comparisons whose answer differs between '<' and '<=' on a uniform grid.
+    hazards: tuple[GridHazard, ...] = ()
+    #: The grid the hazards were judged on (``prove(..., uniform_bits=K)``), or None.
+    uniform_bits: int | None = None
 
     @property
     def proved(self) -> bool:
@@ -169,7 +188,18 @@ class ProofResult:
         undecided = f", {len(self.undecided)} undecided" if self.undecided else ""
         # "REFUTED for every p, q" would read as "biased everywhere": say where instead.
         scope = "for every p, q" if self.proved else "(biased on the cases below)"
-        head = (f"{self.status.upper()} {scope} on {v} token{'s' * (v != 1)}: "
+        # A proof is for a continuous uniform: say so, and count the grid hazards.
+        hazards = len(self.hazards)
+        grid = (f"; {hazards} grid hazard{'s' * (hazards != 1)}" if hazards else "")
+        if self.uniform_bits is not None:
+            grid += f", judged on the {self.uniform_bits}-bit grid"
+        unchecked = (0 if self.cross_checked is None else
+                     sum(1 for c in self.cases if c.proved) - self.cross_checked)
+        if unchecked > 0:
+            grid += (f"; {unchecked} case{'s' * (unchecked != 1)} without a rational point "
+                     "to cross-check")
+        head = (f"{self.status.upper()} {scope} on {v} token{'s' * (v != 1)} "
+                f"(uniform continuous{grid}): "
                 f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}, "
                 f"{len(self.refuting)} biased{undecided} ({self.splits} splits, {self.pruned} "
                 f"infeasible sides pruned, {self.lp_calls} LPs, {self.seconds:.2f}s)")
@@ -180,6 +210,13 @@ class ProofResult:
         for i, case in enumerate(self.refuting, 1):
             lines.append(f"case {i}:")
             lines.append(case.describe())
+        if self.hazards:
+            lines.append("grid hazards ('<' and '<=' differ on a uniform grid such as "
+                         "torch.rand's; --uniform-bits K judges them):")
+            lines.extend(f"  {h.describe()}" for h in self.hazards[:_SHOWN_HAZARDS])
+            if len(self.hazards) > _SHOWN_HAZARDS:
+                lines.append(f"  ... and {len(self.hazards) - _SHOWN_HAZARDS} more "
+                             "(--json lists them all)")
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
@@ -195,5 +232,9 @@ class ProofResult:
             "pruned": self.pruned,
             "lp_calls": self.lp_calls,
             "seconds": round(self.seconds, 3),
+            "cross_checked": self.cross_checked,
             "refuting": [c.to_json() for c in self.refuting],
+            "uniform": "continuous" if self.uniform_bits is None else
+                       f"continuous, hazards judged on the {self.uniform_bits}-bit grid",
+            "grid_hazards": [h.to_json() for h in self.hazards],
         }

@@ -70,7 +70,7 @@ class _Factor:
         return space.constraint(lin, rel, shown)  # type: ignore[arg-type]
 
 
-_SIGN_CACHE: dict[tuple[frozenset[tuple[Any, ...]], Any], SignSet] = {}
+_SIGN_CACHE: dict[tuple[frozenset[int], Any], SignSet] = {}
 _FACTOR_CACHE: dict[tuple[int, Any], tuple[int, tuple[_Factor, ...], tuple[_Factor, ...]]] = {}
 _REL_SIGNS = {">": frozenset((POS,)), ">=": frozenset((ZERO, POS)), "==": frozenset((ZERO,))}
 
@@ -189,7 +189,8 @@ class Decider:
             # The LP cannot decide a nonlinear sign: only explicit constraints count.
             signs = poly_signs(base, factor.poly)
             return frozenset(factor.orient * s for s in signs)
-        key = (frozenset(c.key() for c in base if c.lin is not None), factor.lin)
+        # The whole base is the key: with nonlinear constraints, feasible() may prune more.
+        key = (frozenset(c.kid for c in base), factor.lin)
         cached = _SIGN_CACHE.get(key)
         if cached is None:
             cached = _SIGN_CACHE[key] = self._lin_signs(factor.lin, base)
@@ -199,11 +200,11 @@ class Decider:
         space = self.space
         found = set()
         neg = tuple(-c for c in lin)
-        if space.feasible((*base, space.constraint(neg, ">"))):
+        if space.feasible((*base, space.bare(neg, ">"))):
             found.add(NEG)
-        if space.feasible((*base, space.constraint(lin, "=="))):
+        if space.feasible((*base, space.bare(lin, "=="))):
             found.add(ZERO)
-        if space.feasible((*base, space.constraint(lin, ">"))):
+        if space.feasible((*base, space.bare(lin, ">"))):
             found.add(POS)
         return frozenset(found)
 

@@ -205,12 +205,21 @@ class SymbolicValue:
 
 
 class UniformState:
-    __slots__ = ("hi", "index", "lo")
+    """The interval a lazy uniform is known to lie in, and whether each end belongs to it.
+
+    The ends matter on a grid only: ``u = lo`` has probability 0 for a
+    continuous uniform but 2^-K for a K-bit one when ``lo`` is a grid point
+    (0 always is).
+    """
+
+    __slots__ = ("hi", "hi_closed", "index", "lo", "lo_closed")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.lo: Any = sympy.Integer(0)
         self.hi: Any = sympy.Integer(1)
+        self.lo_closed = True  # u = 0 is a value of every grid
+        self.hi_closed = False
 
 
 class SymbolicUniform(UniformRefusals):
