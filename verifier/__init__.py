@@ -58,7 +58,13 @@ from verifier.modes import (
     statistical_audit,
     torch_sampler,
 )
-from verifier.modes.symbolic import ProofResult, prove
+from verifier.modes.symbolic import (
+    ProofResult,
+    StepProofResult,
+    StepRefutation,
+    prove,
+    prove_step,
+)
 from verifier.modes.torch_exact import (
     assert_torch_preserves_target,
     check_torch_sampler,
@@ -125,6 +131,8 @@ __all__ = [
     "SpecexactError",
     "StatisticalReport",
     "StepEfficiency",
+    "StepProofResult",
+    "StepRefutation",
     "StepVerdict",
     "TableModel",
     "Undecided",
@@ -152,6 +160,7 @@ __all__ = [
     "numpy_output_distribution",
     "output_distribution",
     "prove",
+    "prove_step",
     "random_model_pair",
     "statistical_audit",
     "step_efficiency",
