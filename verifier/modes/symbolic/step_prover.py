@@ -55,7 +55,14 @@ from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint
 from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
 from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
-from verifier.modes.symbolic.step_source import LocalDecider, MissingRow, SymbolicModel, possible
+from verifier.modes.symbolic.step_source import (
+    LocalDecider,
+    MissingRow,
+    SymbolicModel,
+    nonlinear_possible,
+    possible,
+    region_empty,
+)
 from verifier.modes.symbolic.step_space import RowKey, StepSpace
 from verifier.steps.decode import decode_distribution, step_law, target_distribution
 from verifier.steps.models import TableModel
@@ -251,6 +258,8 @@ class _StepProver:
             failures.extend(found)
             for leaf in crashes:
                 failure = self.crash_point(prefix, cell, leaf)
+                if failure is None:
+                    continue
                 if failure.point is not None:
                     return [failure]
                 failures.append(failure)
@@ -258,10 +267,13 @@ class _StepProver:
                 self.cross_check(prefix, m, cell, leaves)
         return failures
 
-    def crash_point(self, prefix: Prefix, cell: tuple[Constraint, ...], leaf: _Leaf) -> _Failure:
+    def crash_point(self, prefix: Prefix, cell: tuple[Constraint, ...],
+                    leaf: _Leaf) -> _Failure | None:
         """A point where the step's crash is reached with positive probability, if one is found."""
         space = self.space
         region = (*cell, *leaf.local)
+        if region_empty(space, region):
+            return None
         for x in space.sample_points(region, 24, self.rng):
             if space.contains(region, x):
                 y = space.simplest_point(region, x)
@@ -422,7 +434,9 @@ class _StepProver:
             ok = poly_signs((c,), c.poly)
             if signs <= ok:
                 return "implied"
-            return "excluded" if not signs & ok else "open"
+            if not signs & ok or not nonlinear_possible(space, region, c):
+                return "excluded"
+            return "open"
         if not space.feasible((*region, c)):
             return "excluded"
         if c.rel == ">":
@@ -473,6 +487,8 @@ class _StepProver:
                 self.refine(prefix, z, (*region, piece), live, target, failures)
                 if failures and failures[-1].point is not None:
                     return
+            return
+        if any(c.lin is None for c in region) and region_empty(self.space, region):
             return
         self.counts.regions += 1
         self._spend(f"comparing at prefix {prefix}")

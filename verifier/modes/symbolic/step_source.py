@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator, MutableSequence, Sequence
+from fractions import Fraction
 from typing import Any
 
 import sympy
@@ -25,15 +26,18 @@ import sympy
 from verifier.errors import UnsupportedOperation
 from verifier.exact.random_source import LazyToken
 from verifier.exact.tree import Chooser
+from verifier.modes.symbolic.lp import solve_lp
 from verifier.modes.symbolic.random_source import SymbolicRandom
 from verifier.modes.symbolic.region import Constraint
 from verifier.modes.symbolic.signs import Decider, SignSet, poly_signs
 from verifier.modes.symbolic.step_space import RowKey, StepSpace
 from verifier.modes.symbolic.values import SymbolicValue
 
-__all__ = ["LocalDecider", "MissingRow", "SymbolicModel", "possible"]
+__all__ = ["LocalDecider", "MissingRow", "SymbolicModel", "nonlinear_possible", "possible",
+           "region_empty"]
 
 _ONE = sympy.Integer(1)
+_REL_SIGNS = {">": frozenset((1,)), ">=": frozenset((0, 1)), "==": frozenset((0,))}
 
 
 class MissingRow(BaseException):
@@ -46,11 +50,195 @@ class MissingRow(BaseException):
 
 
 def possible(space: StepSpace, base: Sequence[Constraint], c: Constraint) -> bool:
-    """Whether ``c`` may hold together with ``base`` (exact for linear constraints; for a
-    nonlinear one only the explicit constraints on the same polynomial count)."""
+    """Whether ``c`` may hold together with ``base``: exact for a linear ``c``; a nonlinear
+    one is ruled out only soundly (see :func:`nonlinear_possible`)."""
     if c.lin is not None:
         return space.feasible((*base, c))
-    return bool(poly_signs((*base, c), c.poly))
+    return nonlinear_possible(space, base, c)
+
+
+def nonlinear_possible(space: StepSpace, base: Sequence[Constraint], c: Constraint) -> bool:
+    """False only when ``c`` (a polynomial sign condition) cannot hold on ``base``."""
+    if not poly_signs((*base, c), c.poly):
+        return False
+    return not region_empty(space, (*base, c))
+
+
+def _oriented(space: StepSpace, c: Constraint) -> Any:
+    """``c`` as ``expr rel 0`` in the eliminated coordinates."""
+    if c.lin is not None:
+        return space.expr(c.lin)
+    return c.sign * sympy.sympify(c.poly)
+
+
+def _substitution(space: StepSpace, region: Sequence[Constraint]
+                  ) -> tuple[dict[Any, Any], set[int]] | None:
+    """Values for some variables forced by the region's equalities (None: contradictory).
+
+    Linear equalities are solved exactly; a polynomial equality in which
+    some variable appears once with a constant coefficient is solved for it.
+    Returns the substitution and the positions of the equalities it used.
+    """
+    used: set[int] = set()
+    eqs = [(i, space.expr(c.lin)) for i, c in enumerate(region)
+           if c.rel == "==" and c.lin is not None]
+    substitution: dict[Any, Any] = {}
+    if eqs:
+        symbols = sorted(set().union(*(e.free_symbols for _, e in eqs)), key=str)
+        solution = sympy.solve([e for _, e in eqs], symbols, dict=True)
+        if not solution:
+            return None
+        substitution = dict(solution[0])
+        used = {i for i, _ in eqs}
+    for i, c in enumerate(region):
+        if c.rel != "==" or c.lin is not None:
+            continue
+        poly = sympy.expand(sympy.sympify(c.poly).xreplace(substitution))
+        if poly == 0:
+            used.add(i)
+            continue
+        for var in sorted(poly.free_symbols, key=str):
+            coeff = poly.coeff(var, 1)
+            if coeff.is_number and coeff != 0 and sympy.degree(poly, var) == 1:
+                value = sympy.expand(-(poly - coeff * var) / coeff)
+                substitution = {k: sympy.expand(v.xreplace({var: value}))
+                                for k, v in substitution.items()}
+                substitution[var] = value
+                used.add(i)
+                break
+    return substitution, used
+
+
+def region_empty(space: StepSpace, region: Sequence[Constraint]) -> bool:
+    """True only when the region is certainly empty (its nonlinear conditions included).
+
+    Besides the exact LP on the linear constraints: the region's equalities
+    are substituted into every other constraint, which is then factored; the
+    product of its factors' possible signs (each linear factor's from the
+    exact LP on the region) must meet the sign the constraint asks for.
+    ``q0 * p1 < 0`` with ``p, q >= 0`` is impossible, though the LP cannot
+    see it.  A sound test, not a complete one.
+    """
+    region = tuple(region)
+    if not space.feasible(region):
+        return True
+    if all(c.lin is not None for c in region):
+        return False
+    found = _substitution(space, region)
+    if found is None:
+        return True
+    substitution, used = found
+    decider = Decider(space, tuple(c for c in region if c.lin is not None))
+    for i, c in enumerate(region):
+        if i in used or (c.lin is not None and not substitution):
+            continue
+        expr = sympy.expand(_oriented(space, c).xreplace(substitution))
+        if expr.is_number:
+            if not (expr > 0 if c.rel == ">" else expr >= 0 if c.rel == ">=" else expr == 0):
+                return True
+            continue
+        try:
+            signs = decider.sign_set(expr, "a case condition")
+        except UnsupportedOperation:
+            continue
+        if not signs & _REL_SIGNS[c.rel]:
+            return True
+    return _relaxation_empty(space, [(sympy.expand(_oriented(space, c).xreplace(substitution)),
+                                      c.rel) for i, c in enumerate(region) if i not in used])
+
+
+def _relaxation_empty(space: StepSpace, rows: Sequence[tuple[Any, str]]) -> bool:
+    """Whether the linear relaxation with each monomial as a variable is empty (then so
+    is the region: a sound test).
+
+    A monomial ``m`` of variables in [0, 1] gets ``0 <= m <= x`` for each of
+    its variables ``x`` and, for ``x * y``, ``m >= x + y - 1`` (McCormick);
+    ``x**2 >= 2x - 1``.  Strict rows get a common slack that must stay > 0,
+    as in the exact LP of region.py.
+    """
+    polys = []
+    for expr, rel in rows:
+        if expr.is_number:
+            continue
+        polys.append((sympy.Poly(expr, *space.variables), rel))
+    if not polys:
+        return False
+    columns: dict[tuple[int, ...], int] = {}
+    for poly, _ in polys:
+        for monomial in poly.monoms():
+            if sum(monomial):
+                columns.setdefault(monomial, len(columns))
+    for monomial in list(columns):
+        for j, e in enumerate(monomial):
+            if e:
+                unit = tuple(int(k == j) for k in range(len(monomial)))
+                columns.setdefault(unit, len(columns))
+    n = len(columns)
+    strict = any(rel == ">" for _, rel in polys)
+    width = n + int(strict)
+    a_ub: list[list[Fraction]] = []
+    b_ub: list[Fraction] = []
+    a_eq: list[list[Fraction]] = []
+    b_eq: list[Fraction] = []
+
+    def row(coeffs: dict[int, Fraction]) -> list[Fraction]:
+        out = [Fraction(0)] * width
+        for k, v in coeffs.items():
+            out[k] += v
+        return out
+
+    for poly, rel in polys:
+        coeffs: dict[int, Fraction] = {}
+        const = Fraction(0)
+        for monomial, c in poly.terms():
+            value = Fraction(int(c.p), int(c.q))
+            if sum(monomial):
+                coeffs[columns[monomial]] = coeffs.get(columns[monomial], Fraction(0)) + value
+            else:
+                const += value
+        if rel == "==":
+            a_eq.append(row(coeffs))
+            b_eq.append(-const)
+            continue
+        negated = {k: -v for k, v in coeffs.items()}
+        if rel == ">":
+            negated[n] = Fraction(1)
+        a_ub.append(row(negated))
+        b_ub.append(const)
+    one = Fraction(1)
+    for monomial, k in columns.items():
+        degree = sum(monomial)
+        variables = [j for j, e in enumerate(monomial) if e]
+        if degree == 1:
+            continue
+        for j in variables:
+            unit = tuple(int(i == j) for i in range(len(monomial)))
+            a_ub.append(row({k: one, columns[unit]: -one}))
+            b_ub.append(Fraction(0))
+        if degree == 2 and len(variables) == 2:
+            x, y = (columns[tuple(int(i == j) for i in range(len(monomial)))] for j in variables)
+            a_ub.append(row({x: one, y: one, k: -one}))
+            b_ub.append(one)
+        elif degree == 2:
+            x = columns[tuple(int(i == variables[0]) for i in range(len(monomial)))]
+            a_ub.append(row({x: Fraction(2), k: -one}))
+            b_ub.append(one)
+    # each row's eliminated coordinates sum to at most 1
+    half = space.vocab_size - 1
+    for r in range(len(space.rows)):
+        members = {columns[u]: one for u in columns if sum(u) == 1
+                   and u.index(1) // half == r} if half else {}
+        if members:
+            a_ub.append(row(members))
+            b_ub.append(one)
+    if strict:
+        a_ub.append(row({n: one}))
+        b_ub.append(one)
+    cost = row({n: -one}) if strict else [Fraction(0)] * width
+    solved = solve_lp(cost, a_ub, b_ub, a_eq, b_eq)
+    if solved is None:
+        return True
+    return strict and not solved[0] < 0
 
 
 class LocalDecider(Decider):
