@@ -31,6 +31,7 @@ the contributions are summed over a refinement of the regions they name.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import time
@@ -639,12 +640,17 @@ class _StepProver:
                     continue
                 refutation = self.confirm(failure)
                 if refutation is not None:
+                    if unconfirmed:
+                        refutation = dataclasses.replace(refutation, note=(
+                            f"{len(unconfirmed)} region(s) of longer states were left "
+                            f"undecided; the bias formula is this step's followed by the "
+                            f"target's own law. The first: {unconfirmed[0]}"))
                     break
                 unconfirmed.append(self._why(failure))
             if refutation is not None:
                 break
         if refutation is None and unconfirmed:
-            msg = (f"{len(unconfirmed)} state(s) could not be proved and no counterexample "
+            msg = (f"{len(unconfirmed)} region(s) could not be proved and no counterexample "
                    f"was confirmed by the exact engine; the first: {unconfirmed[0]}")
             raise Undecided(msg)
         c = self.counts

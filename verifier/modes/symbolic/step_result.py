@@ -64,6 +64,9 @@ class StepRefutation:
     first: Prefix | None
     first_bias: Fraction | None
     crash: str | None = None
+    #: Set when some longer state could not be proved either (then ``bias`` is the
+    #: step's own, followed by the target's law, rather than the decode's from ``prefix``).
+    note: str | None = None
 
     def region_text(self) -> str:
         return " and ".join(str(c) for c in self.region) or "every pair of models"
@@ -88,6 +91,8 @@ class StepRefutation:
             lines.append(f"    P{_prefix(self.first)} = {self.decoded.get(self.first, 0)} "
                          f"decoded vs {self.expected.get(self.first, 0)} for the target "
                          f"(bias {self.first_bias})")
+        if self.note is not None:
+            lines.append(f"  note: {self.note}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -103,6 +108,7 @@ class StepRefutation:
             "sequence": list(self.prefix + self.sequence),
             "bias": None if self.crash is not None else sympy.sstr(self.bias),
             "crash": self.crash,
+            "note": self.note,
             "witness": {"target": rows(self.target_rows), "draft": rows(self.draft_rows),
                         "default": [str(v) for v in self.default]},
             "first_differing": None if self.first is None else list(self.first),
