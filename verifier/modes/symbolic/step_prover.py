@@ -57,6 +57,7 @@ from verifier.modes.symbolic.region import Constraint
 from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
 from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
 from verifier.modes.symbolic.step_source import (
+    EmptyRegion,
     LocalDecider,
     MissingRow,
     SymbolicModel,
@@ -294,7 +295,12 @@ class _StepProver:
             target = SymbolicModel("p", space, rng, missing)
             draft = SymbolicModel("q", space, rng, missing)
             try:
-                out = step(target, draft, prefix, rng)
+                try:
+                    out = step(target, draft, prefix, rng)
+                except EmptyRegion:
+                    out = None
+                if decider.empty:  # even if the step swallowed the signal
+                    return {}, tuple(decider.local), tuple(decider.side_positions)
                 if missing:
                     raise MissingRow(missing[0])
                 if decider.errors:
@@ -304,6 +310,8 @@ class _StepProver:
                 law = _law_of_output(out, prefix, v, m)
                 return law, tuple(decider.local), tuple(decider.side_positions)
             except Exception as exc:
+                if decider.empty:
+                    return {}, tuple(decider.local), tuple(decider.side_positions)
                 if missing:
                     raise MissingRow(missing[0]) from None
                 if decider.errors:

@@ -33,8 +33,8 @@ from verifier.modes.symbolic.signs import Decider, SignSet, poly_signs
 from verifier.modes.symbolic.step_space import RowKey, StepSpace
 from verifier.modes.symbolic.values import SymbolicValue
 
-__all__ = ["LocalDecider", "MissingRow", "SymbolicModel", "nonlinear_possible", "possible",
-           "region_empty"]
+__all__ = ["EmptyRegion", "LocalDecider", "MissingRow", "SymbolicModel", "nonlinear_possible",
+           "possible", "region_empty"]
 
 _ONE = sympy.Integer(1)
 _REL_SIGNS = {">": frozenset((1,)), ">=": frozenset((0, 1)), "==": frozenset((0,))}
@@ -47,6 +47,10 @@ class MissingRow(BaseException):
     def __init__(self, key: RowKey) -> None:
         super().__init__(f"{key[0]} row at prefix {key[1]}")
         self.key = key
+
+
+class EmptyRegion(BaseException):
+    """The execution's region is certainly empty: the path has probability 0 everywhere."""
 
 
 def possible(space: StepSpace, base: Sequence[Constraint], c: Constraint) -> bool:
@@ -251,6 +255,8 @@ class LocalDecider(Decider):
         #: Indices into ``local`` of the constraints that are region sides (the
         #: others are "this branch has positive probability").
         self.side_positions: list[int] = []
+        #: Set when the path's region turned out empty (see EmptyRegion).
+        self.empty = False
 
     def decide(self, expr: Any, truth: SignSet, what: str = "comparison") -> bool:
         for _ in range(32):
@@ -266,9 +272,11 @@ class LocalDecider(Decider):
     def _choose(self, sides: Sequence[Constraint], what: str) -> None:
         base = (*self.cell, *self.local)
         live = [c for c in sides if possible(self.step_space, base, c)]
-        if not live:  # pragma: no cover - the sides cover the region
-            msg = f"internal error: no side of the split on {what} is possible"
-            raise UnsupportedOperation(msg)
+        if not live:
+            # The sides cover the path's region and each is certainly impossible: the
+            # region is empty (nonlinear conditions), so the path has probability 0.
+            self.empty = True
+            raise EmptyRegion
         index = 0
         if len(live) > 1:
             index = self.chooser.choose(("sides", tuple(c.key() for c in live)),
