@@ -123,5 +123,28 @@ def main() -> None:
         _row("uniform_reuse", uniform_reuse, v)
 
 
+def step_proof_chain() -> None:
+    """Issue 14: the chain rule, gamma = 2, V = 2, horizon 3, proved (time printed).
+
+    ``python benchmarks/bench_symbolic.py --steps`` prints this line only.
+    """
+    from counterexamples.chain_steps import chain
+    from verifier.modes.symbolic import prove_step
+
+    start = time.perf_counter()
+    result = prove_step(chain, 2, 3)  # gamma = 2 is chain's default
+    seconds = time.perf_counter() - start
+    print(f"chain gamma=2 V=2 horizon=3: {result.status} states={result.states} "
+          f"cases={result.cases} regions={result.regions} LPs={result.lp_calls} "
+          f"executions={result.executions} time={seconds:.2f}s")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--steps" in sys.argv:
+        step_proof_chain()
+    else:
+        main()
+        print("step proofs:")
+        step_proof_chain()

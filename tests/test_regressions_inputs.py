@@ -43,14 +43,17 @@ def test_pipeline_integers_refuse_bools_floats_and_strings(make, value):
         make(value)
 
 
-def test_prove_on_a_step_is_a_usage_error(capsys):
+def test_prove_on_a_step_without_horizon_says_how_to_prove_it(capsys):
+    # Before issue 14 a step could not be proved at all; now it is read from the
+    # signature (or --kind step) and needs only --horizon, which the message names.
     from verifier.doors.cli import main
 
     code = main(["prove", "counterexamples.chain_steps:chain", "--vocab-size", "2"])
     err = capsys.readouterr().err
     assert code == 2
     assert "is a decoding step" in err
-    assert "specexact audit counterexamples.chain_steps:chain" in err
+    assert ("specexact prove counterexamples.chain_steps:chain --kind step --vocab-size 2 "
+            "--horizon 2") in err
 
 
 @pytest.mark.parametrize("target", ["counterexamples.samplers:naive_resample",

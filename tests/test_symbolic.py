@@ -329,5 +329,7 @@ def test_run_prove_exit_codes(tmp_path: Any) -> None:
 
 def test_exports() -> None:
     assert sorted(symbolic.__all__) == symbolic.__all__
-    assert set(symbolic.__all__) == {"Case", "Constraint", "GridHazard", "ProofResult", "prove"}
+    assert set(symbolic.__all__) == {"Case", "Constraint", "GridHazard", "ProofResult",
+                                     "StepProofResult", "StepRefutation", "prove",
+                                     "prove_step"}
     assert isinstance(prove(textbook, 1), ProofResult)

@@ -77,7 +77,13 @@ from verifier.modes import (
     test_power,
     torch_sampler,
 )
-from verifier.modes.symbolic import ProofResult, prove
+from verifier.modes.symbolic import (
+    ProofResult,
+    StepProofResult,
+    StepRefutation,
+    prove,
+    prove_step,
+)
 from verifier.modes.torch_exact import (
     assert_torch_preserves_target,
     check_torch_sampler,
@@ -169,6 +175,8 @@ __all__ = [
     "SpecexactError",
     "StatisticalReport",
     "StepEfficiency",
+    "StepProofResult",
+    "StepRefutation",
     "StepVerdict",
     "Stopping",
     "TableModel",
@@ -206,6 +214,7 @@ __all__ = [
     "numpy_output_distribution",
     "output_distribution",
     "prove",
+    "prove_step",
     "random_model_pair",
     "samples_needed",
     "statistical_audit",

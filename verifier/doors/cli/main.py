@@ -114,12 +114,19 @@ def build_parser() -> argparse.ArgumentParser:
         "prove", help="prove a sampler exact over the whole simplex, symbolically",
         description="Run the sampler on symbolic p and q for one vocabulary size; prove "
                     "that it preserves p for every pair, or print the region and the "
-                    "bias formula where it does not.",
+                    "bias formula where it does not.  A decoding step (--kind step, or read "
+                    "from its signature) is proved with --horizon N: the joint law of its "
+                    "first N tokens, for every pair of context-dependent models.",
         epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided")
     prove.add_argument("target", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
     prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
                        help="vocabulary size to prove for")
+    prove.add_argument("--kind", choices=("sampler", "step"),
+                       help="what TARGET is (default: read from its signature, else sampler)")
+    prove.add_argument("--horizon", type=_positive_int, metavar="N",
+                       help="steps (required): number of decoded tokens whose joint law is "
+                            "proved, for every pair of context-dependent models")
     prove.add_argument("--json", action="store_true", help="print one JSON object")
     prove.add_argument("--first", action="store_true",
                        help="stop at the first confirmed refutation")
@@ -294,7 +301,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from verifier.doors.cli.prove_cmd import run_prove
 
         code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
-                              err=err, first=args.first, uniform_bits=args.uniform_bits)
+                              err=err, first=args.first, uniform_bits=args.uniform_bits,
+                              kind=args.kind, horizon=args.horizon)
         return code
     if args.command == "explain":
         from verifier.doors.cli.catalogue_cmd import explain

@@ -1,10 +1,11 @@
-"""``specexact prove TARGET --vocab-size N``: exit 0 proved, 1 refuted, 2 undecided/usage error."""
+"""``specexact prove TARGET --vocab-size N [--kind step --horizon H]``: exit 0 proved, 1 refuted,
+2 undecided/usage error."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from verifier.doors.audit import detect_kind
 from verifier.doors.targets import load_target
@@ -17,31 +18,66 @@ __all__ = ["run_prove"]
 
 def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr, first: bool = False,
-              uniform_bits: int | None = None) -> int:
+              uniform_bits: int | None = None, kind: str | None = None,
+              horizon: int | None = None) -> int:
     """Prove or refute ``target`` (``pkg.mod:fn`` or ``file.py:fn``) for every p, q on N tokens.
 
-    Prints the verdict on ``out``: a one-line summary when proved; for a
-    refutation each biased case with its region, bias formula and witness.
-    ``first`` stops at the first refutation; ``uniform_bits`` judges the
-    grid hazards on the K-bit grid.
-    Errors go to ``err`` as one message, never a traceback.
+    A sampler ``fn(p, q, rng)`` is proved for every pair (p, q); a step
+    ``fn(target, draft, prefix, rng)`` (``kind="step"``, or read from its
+    signature) for every pair of context-dependent models, on the joint law
+    of its first ``horizon`` tokens.  Prints the verdict on ``out``: a
+    summary when proved; for a refutation the biased cases (region, bias
+    formula, witness).  For samplers, ``first`` stops at the first
+    refutation and ``uniform_bits`` judges the grid hazards on the K-bit
+    grid.  Errors go to ``err`` as one message, never a traceback.
     """
     try:
         check_integer(vocab_size, "--vocab-size", min_value=1)
         if uniform_bits is not None:
             check_integer(uniform_bits, "--uniform-bits", min_value=1)
+        if horizon is not None:
+            check_integer(horizon, "--horizon", min_value=1)
     except InvalidInput as error:
         print(f"specexact prove: {error}", file=err)
         return 2
     try:
-        sampler = load_target(target)
-        if detect_kind(sampler) == "step":
+        fn = load_target(target)
+        detected = detect_kind(fn)
+        chosen = kind or detected or "sampler"
+        if kind is not None and detected is not None and kind != detected:
+            shape = ("fn(p, q, rng)" if detected == "sampler"
+                     else "fn(target, draft, prefix, rng)")
             _report(err, as_json, out, "error",
-                    f"specexact prove: {target} is a decoding step (target, draft, prefix, "
-                    "rng); prove handles single-position samplers fn(p, q, rng) only. "
-                    f"Search the step exactly instead: specexact audit {target}")
+                    f"specexact prove: --kind {kind} but {target}'s signature is a "
+                    f"{detected}'s, {shape}; give --kind {detected} (or leave --kind out)")
             return 2
-        result = prove(sampler, vocab_size, first=first, uniform_bits=uniform_bits)
+        if chosen == "step":
+            if horizon is None:
+                how = ("--kind step" if kind == "step"
+                       else "read from its signature (target, draft, prefix, rng)")
+                _report(err, as_json, out, "error",
+                        f"specexact prove: {target} is a decoding step ({how}); a step is "
+                        "proved on the joint law of its first N tokens: give --horizon N, e.g. "
+                        f"specexact prove {target} --kind step --vocab-size {vocab_size} "
+                        "--horizon 2")
+                return 2
+            if first or uniform_bits is not None:
+                flags = ", ".join(f for f, on in (("--first", first),
+                                                  ("--uniform-bits", uniform_bits is not None))
+                                  if on)
+                _report(err, as_json, out, "error",
+                        f"specexact prove: {flags} applies to sampler proofs, not to steps")
+                return 2
+            from verifier.modes.symbolic.step_prover import prove_step
+
+            result: Any = prove_step(fn, vocab_size, horizon)
+        else:
+            if horizon is not None:
+                _report(err, as_json, out, "error",
+                        f"specexact prove: --horizon is for decoding steps; {target} is proved "
+                        "as a sampler fn(p, q, rng) (give --kind step if it is a step)")
+                return 2
+            result = prove(fn, vocab_size, first=first, uniform_bits=uniform_bits)
     except Undecided as error:
         _report(err, as_json, out, "undecided", f"could not decide: {error}")
         return 2

@@ -1,5 +1,8 @@
 """Symbolic proofs over the whole simplex: run a sampler on symbolic p and q.
 
+``prove_step(step, vocab_size, horizon)`` does the same for a decoding step,
+with a symbolic target and draft row after every prefix it reads.
+
 ``prove(sampler, vocab_size)`` splits the simplex into cases (regions cut out
 by linear constraints, decided with an exact LP), computes the output law as
 a rational formula in each, and either simplifies ``law - p`` to zero
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.modes.symbolic.grid import GridHazard
 from verifier.modes.symbolic.result import Case, ProofResult
+from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,7 +34,10 @@ __all__ = [
     "Constraint",
     "GridHazard",
     "ProofResult",
+    "StepProofResult",
+    "StepRefutation",
     "prove",
+    "prove_step",
 ]
 
 
@@ -63,6 +70,31 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
 
     return _prove(sampler, vocab_size, budget=budget, max_cases=max_cases, seed=seed,
                   first=first, uniform_bits=uniform_bits)
+
+
+def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
+               budget: Budget | None = None, max_cases: int = 20_000,
+               seed: int = 0) -> StepProofResult:
+    """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
+
+    For every pair of context-dependent target and draft models on
+    ``vocab_size`` tokens: every row the step reads (the target's and the
+    draft's after each prefix) is its own symbolic distribution.  Returns a
+    :class:`StepProofResult`, proved or with a :class:`StepRefutation` (the
+    state and region, the bias formula of the first differing sequence, and
+    rational rows per prefix on which the exact numeric engine confirms the
+    bias).  Raises an :class:`~verifier.errors.Undecided` subclass when no
+    verdict is possible (``max_cases`` cases and regions exceeded, an
+    unsupported operation, a stateful step); never a false proof.
+
+    >>> from counterexamples.chain_steps import chain
+    >>> prove_step(chain, 2, 2).proved
+    True
+    """
+    from verifier.modes.symbolic.step_prover import prove_step as _prove_step
+
+    return _prove_step(step, vocab_size, horizon, budget=budget, max_cases=max_cases,
+                       seed=seed)
 
 
 def __getattr__(name: str) -> Any:

@@ -138,6 +138,9 @@ class Space:
 
     def __init__(self, vocab_size: int) -> None:
         self.vocab_size = v = vocab_size
+        #: Keys the module-level sign and factor caches (signs.py): one per meaning of a
+        #: linear form, so spaces over other variables (step_space.py) never share entries.
+        self.cache_key: Any = vocab_size
         self.p = sympy.symbols(f"p0:{v}")
         self.q = sympy.symbols(f"q0:{v}")
         self.variables: tuple[sympy.Symbol, ...] = (*self.p[:-1], *self.q[:-1])

@@ -202,7 +202,7 @@ class ProofResult:
                 f"(uniform continuous{grid}): "
                 f"{len(self.cases)} case{'s' * (len(self.cases) != 1)}, "
                 f"{len(self.refuting)} biased{undecided} ({self.splits} splits, {self.pruned} "
-                f"infeasible sides pruned, {self.lp_calls} LPs, {self.seconds:.2f}s)")
+                f"infeasible sides pruned, {self.lp_calls} LPs)")
         return head
 
     def __str__(self) -> str:
@@ -231,7 +231,6 @@ class ProofResult:
             "splits": self.splits,
             "pruned": self.pruned,
             "lp_calls": self.lp_calls,
-            "seconds": round(self.seconds, 3),
             "cross_checked": self.cross_checked,
             "refuting": [c.to_json() for c in self.refuting],
             "uniform": "continuous" if self.uniform_bits is None else

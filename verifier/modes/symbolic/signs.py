@@ -70,8 +70,9 @@ class _Factor:
         return space.constraint(lin, rel, shown)  # type: ignore[arg-type]
 
 
-_SIGN_CACHE: dict[tuple[frozenset[int], Any], SignSet] = {}
-_FACTOR_CACHE: dict[tuple[int, Any], tuple[int, tuple[_Factor, ...], tuple[_Factor, ...]]] = {}
+# Keyed by the space's cache_key: linear forms mean different things in different spaces.
+_SIGN_CACHE: dict[tuple[Any, frozenset[int], Any], SignSet] = {}
+_FACTOR_CACHE: dict[tuple[Any, Any], tuple[int, tuple[_Factor, ...], tuple[_Factor, ...]]] = {}
 _REL_SIGNS = {">": frozenset((POS,)), ">=": frozenset((ZERO, POS)), "==": frozenset((ZERO,))}
 
 
@@ -82,7 +83,7 @@ def _sign_of(x: Any) -> int:
 def factorise(space: Space, expr: Any, what: str
               ) -> tuple[int, tuple[_Factor, ...], tuple[_Factor, ...]]:
     """``expr`` as ``sign * prod(numerator factors) / prod(denominator factors)``."""
-    key = (space.vocab_size, expr)
+    key = (space.cache_key, expr)
     cached = _FACTOR_CACHE.get(key)
     if cached is not None:
         return cached
@@ -189,8 +190,9 @@ class Decider:
             # The LP cannot decide a nonlinear sign: only explicit constraints count.
             signs = poly_signs(base, factor.poly)
             return frozenset(factor.orient * s for s in signs)
-        # The whole base is the key: with nonlinear constraints, feasible() may prune more.
-        key = (frozenset(c.kid for c in base), factor.lin)
+        # The whole base is the key (with nonlinear constraints, feasible() may prune
+        # more), in this space (linear forms mean different things in different spaces).
+        key = (self.space.cache_key, frozenset(c.kid for c in base), factor.lin)
         cached = _SIGN_CACHE.get(key)
         if cached is None:
             cached = _SIGN_CACHE[key] = self._lin_signs(factor.lin, base)

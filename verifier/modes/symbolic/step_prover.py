@@ -1,0 +1,713 @@
+"""``prove_step(step, vocab_size, horizon)``: a decoding step's joint law, for every pair of models.
+
+Every row the step reads -- the target's and the draft's after each prefix
+-- is its own symbolic distribution (step_space.py), so a proof covers every
+pair of context-dependent models.
+
+Why states can be proved one at a time.  Decoding from a state (a prefix
+``s``) runs the step once, which emits ``y`` (at least one token), then goes
+on from ``s + y``.  Write ``C_s(y)`` for the step's law of ``y`` cut to the
+``m = horizon - len(s)`` tokens still needed and ``T(w | s)`` for the
+target's law of the continuation ``w`` after ``s`` (a product of target
+rows).  If decoding from every longer state gives the target's law, the law
+of the next ``m`` tokens from ``s`` is
+``sum_k C_s(z[:k]) T(z[k:] | s + z[:k])`` for each ``z`` of length ``m``.
+So if that sum equals ``T(z | s)`` for every state ``s`` of length below the
+horizon and every ``z`` -- an identity in the rows that involves one state's
+step only -- then, by induction from the longest states down, decoding from
+the empty prefix gives the target's joint law: the proof.  States are
+checked longest first, so the first failing state's bias is the decode's
+own bias from that state; it is confirmed by the exact numeric engine,
+decoding from the empty prefix, before anything is reported.
+
+One state's step law is enumerated as in prover.py (cases split by the
+exact LP, lazy uniforms and tokens, local "positive probability"
+constraints checked at each leaf), except that a comparison the case does
+not settle branches the execution into regions (step_source.py) instead of
+splitting the whole case: a chain step compares the rows after each draft,
+and a global split would multiply the cases by every row.  For each ``z``
+the contributions are summed over a refinement of the regions they name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import sympy
+
+from verifier.distribution import Distribution
+from verifier.errors import (
+    InvalidArgument,
+    SamplerFailure,
+    Undecided,
+    UnsupportedOperation,
+    describe_exception,
+)
+from verifier.exact.random_source import LazyToken
+from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
+from verifier.modes.symbolic.region import Constraint
+from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
+from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
+from verifier.modes.symbolic.step_source import (
+    EmptyRegion,
+    LocalDecider,
+    MissingRow,
+    SymbolicModel,
+    nonlinear_possible,
+    possible,
+    region_empty,
+)
+from verifier.modes.symbolic.step_space import RowKey, StepSpace
+from verifier.steps.decode import decode_distribution, step_law, target_distribution
+from verifier.steps.models import TableModel
+from verifier.validation import check_integer
+
+__all__ = ["prove_step"]
+
+Prefix = tuple[int, ...]
+Step = Callable[[Any, Any, Prefix, Any], Any]
+
+_ONE = sympy.Integer(1)
+#: Names of the stateful-model interface: a step using them cannot be proved on row models.
+_CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
+                            "rollback", "reset"})
+#: Rows one state may allocate before the proof gives up (a step reading ever deeper).
+_MAX_ROWS = 4000
+
+
+class _BadOutput(Exception):
+    pass
+
+
+@dataclass
+class _Leaf:
+    weight: Any
+    local: tuple[Constraint, ...]
+    side_positions: tuple[int, ...]
+    law: dict[Prefix, Any]
+    #: What the step raised on this path (then ``law`` is empty).
+    crash: Exception | None = None
+
+    @property
+    def sides(self) -> tuple[Constraint, ...]:
+        return tuple(self.local[i] for i in self.side_positions)
+
+
+@dataclass
+class _Failure:
+    """A region of one state where the decode's law differs from the target's."""
+
+    prefix: Prefix
+    region: tuple[Constraint, ...]
+    sequence: Prefix
+    bias: Any
+    point: tuple[Fraction, ...] | None
+    space: StepSpace
+    crash: Exception | None = None
+
+
+@dataclass
+class _Counts:
+    cases: int = 0
+    regions: int = 0
+    executions: int = 0
+    lp_calls: int = 0
+    cross_checks: int = 0
+    states: int = 0
+    failures: list[_Failure] = field(default_factory=list)
+
+
+def _law_of_output(out: Any, prefix: Prefix, vocab_size: int, keep: int) -> dict[Prefix, Any]:
+    """The symbolic law of the tokens a step returned, cut to ``keep`` tokens."""
+    if isinstance(out, list):
+        out = tuple(out)
+    if not isinstance(out, tuple) or not out:
+        why = "an empty tuple" if out == () else f"{out!r}, not a non-empty tuple of tokens"
+        msg = f"the step at prefix {prefix} returned {why}"
+        raise _BadOutput(msg)
+    items: list[Any] = []
+    for token in out:
+        if type(token) is int:
+            value = token
+        elif isinstance(token, LazyToken):
+            ids = token.possible_ids() if not token.is_fixed else (token.value(),)
+            if max(ids) >= vocab_size:
+                msg = (f"the step at prefix {prefix} can emit id {max(ids)}, outside "
+                       f"0..{vocab_size - 1}")
+                raise _BadOutput(msg)
+            items.append(token if not token.is_fixed else token.value())
+            continue
+        else:
+            msg = (f"the step at prefix {prefix} returned {out!r}, which holds "
+                   f"{type(token).__name__} {token!r}, not a token id")
+            raise _BadOutput(msg)
+        if not 0 <= value < vocab_size:
+            msg = f"the step at prefix {prefix} returned id {value}, outside 0..{vocab_size - 1}"
+            raise _BadOutput(msg)
+        items.append(value)
+    items = items[:keep]
+    # The same token object twice is one draw, not two independent ones.
+    distinct = list({id(t): t for t in items if not isinstance(t, int)}.values())
+    law: dict[Prefix, Any] = {}
+    laws = [token.law() for token in distinct]
+    for combo in itertools.product(*laws):
+        values = {id(t): v for t, (v, _) in zip(distinct, combo, strict=True)}
+        weight = _ONE
+        for _, w in combo:
+            weight = weight * w
+        key = tuple(t if isinstance(t, int) else values[id(t)] for t in items)
+        law[key] = law.get(key, 0) + weight
+    return law
+
+
+class _StepProver:
+    def __init__(self, step: Step, vocab_size: int, horizon: int, budget: Budget | None,
+                 max_cases: int, seed: int) -> None:
+        self.step = step
+        self.v = vocab_size
+        self.horizon = horizon
+        self.budget = budget
+        self.max_cases = max_cases
+        self.rng = random.Random(seed)
+        self.counts = _Counts()
+
+    # -- bookkeeping --------------------------------------------------------------------
+
+    def _spend(self, what: str) -> None:
+        if self.counts.cases + self.counts.regions > self.max_cases:
+            msg = (f"the step proof needs more than max_cases={self.max_cases} cases and "
+                   f"regions (stopped while {what}); no verdict")
+            raise Undecided(msg)
+
+    def target_law(self, w: Prefix, after: Prefix) -> Any:
+        """T(w | after): the target's probability of the continuation, as a product of rows."""
+        out = _ONE
+        for j, token in enumerate(w):
+            out = out * self.space.symbols[("p", after + w[:j])][token]
+        return out
+
+    # -- one state -------------------------------------------------------------------
+
+    def state_rows(self, prefix: Prefix, depth_p: int, depth_q: int,
+                   extra: set[RowKey]) -> list[RowKey]:
+        rows: list[RowKey] = []
+        for name, depth in (("p", depth_p), ("q", depth_q)):
+            for d in range(depth + 1):
+                for tail in itertools.product(range(self.v), repeat=d):
+                    rows.append((name, prefix + tail))
+        rows.extend(sorted(extra))
+        return rows
+
+    def prove_state(self, prefix: Prefix) -> list[_Failure]:
+        m = self.horizon - len(prefix)
+        depth_p, depth_q = max(m - 1, 1), max(m - 1, 1)
+        extra: set[RowKey] = set()
+        while True:
+            rows = self.state_rows(prefix, depth_p, depth_q, extra)
+            if len(rows) > _MAX_ROWS:
+                msg = (f"the step at prefix {prefix} reads more than {_MAX_ROWS} rows; "
+                       "no verdict")
+                raise Undecided(msg)
+            self.space = StepSpace(self.v, rows)
+            try:
+                failures = self._prove_state(prefix, m)
+            except MissingRow as missing:
+                name, at = missing.key
+                if at[:len(prefix)] == prefix:
+                    depth = len(at) - len(prefix)
+                    if name == "p":
+                        depth_p = max(depth_p, depth)
+                    else:
+                        depth_q = max(depth_q, depth)
+                else:
+                    extra.add(missing.key)
+                continue
+            finally:
+                self.counts.lp_calls += self.space.lp_calls
+            return failures
+
+    def _prove_state(self, prefix: Prefix, m: int) -> list[_Failure]:
+        """The state's failures: one with a witness point (then it stops), or those without."""
+        stack: list[tuple[Constraint, ...]] = [()]
+        failures: list[_Failure] = []
+        while stack:
+            cell = stack.pop()
+            self.counts.cases += 1
+            self._spend(f"at prefix {prefix}")
+            try:
+                leaves = self.enumerate_cell(prefix, m, cell)
+                for leaf in leaves:
+                    if leaf.crash is None:
+                        self.check_leaf(cell, leaf)
+            except NeedSplit as split:
+                self.counts.cases -= 1
+                children = [(*cell, s) for s in split.sides
+                            if possible(self.space, cell, s)]
+                stack.extend(reversed(children))
+                continue
+            crashes = [leaf for leaf in leaves if leaf.crash is not None]
+            found = self.compare(prefix, m, cell, [leaf for leaf in leaves if leaf.crash is None])
+            if found and found[0].point is not None:
+                return found
+            failures.extend(found)
+            for leaf in crashes:
+                failure = self.crash_point(prefix, cell, leaf)
+                if failure is None:
+                    continue
+                if failure.point is not None:
+                    return [failure]
+                failures.append(failure)
+            if not found and not crashes:
+                self.cross_check(prefix, m, cell, leaves)
+        return failures
+
+    def crash_point(self, prefix: Prefix, cell: tuple[Constraint, ...],
+                    leaf: _Leaf) -> _Failure | None:
+        """A point where the step's crash is reached with positive probability, if one is found."""
+        space = self.space
+        region = (*cell, *leaf.local)
+        if region_empty(space, region):
+            return None
+        for x in space.sample_points(region, 24, self.rng):
+            if space.contains(region, x):
+                y = space.simplest_point(region, x)
+                return _Failure(prefix, region, (), None, y, space, leaf.crash)
+        return _Failure(prefix, region, (), None, None, space, leaf.crash)
+
+    def enumerate_cell(self, prefix: Prefix, m: int,
+                       cell: tuple[Constraint, ...]) -> list[_Leaf]:
+        space = self.space
+        tree: ChoiceTree[Any] = ChoiceTree(self.budget, one=_ONE)
+        step, v = self.step, self.v
+
+        def execute(chooser: Chooser) -> Any:
+            decider = LocalDecider(space, cell, chooser)
+            rng = SymbolicRandom(chooser, decider)
+            missing: list[RowKey] = []
+            target = SymbolicModel("p", space, rng, missing)
+            draft = SymbolicModel("q", space, rng, missing)
+            try:
+                try:
+                    out = step(target, draft, prefix, rng)
+                except EmptyRegion:
+                    out = None
+                if decider.empty:  # even if the step swallowed the signal
+                    return {}, tuple(decider.local), tuple(decider.side_positions)
+                if missing:
+                    raise MissingRow(missing[0])
+                if decider.errors:
+                    raise decider.errors[0]
+                if decider.splits:
+                    raise decider.splits[0]
+                law = _law_of_output(out, prefix, v, m)
+                return law, tuple(decider.local), tuple(decider.side_positions)
+            except Exception as exc:
+                if decider.empty:
+                    return {}, tuple(decider.local), tuple(decider.side_positions)
+                if missing:
+                    raise MissingRow(missing[0]) from None
+                if decider.errors:
+                    raise decider.errors[0] from None
+                if decider.splits:
+                    raise decider.splits[0] from None
+                if isinstance(exc, Undecided):
+                    raise
+                if isinstance(exc, AttributeError) and \
+                        getattr(exc, "name", None) in _CACHE_METHODS:
+                    msg = (f"the step uses the stateful-model interface ({exc.name}); step "
+                           "proofs hand the step stateless models model(prefix) only")
+                    raise UnsupportedOperation(msg) from exc
+                return exc, tuple(decider.local), tuple(decider.side_positions)
+            finally:
+                rng.active = False
+
+        leaves = [_Leaf(weight, local, positions, {}, law) if isinstance(law, Exception)
+                  else _Leaf(weight, local, positions, law)
+                  for weight, (law, local, positions), _ in tree.explore(execute)]
+        self.counts.executions += tree.executions
+        return leaves
+
+    # -- the leaf's formula holds on its whole region ---------------------------------
+
+    def reduce(self, expr: Any, substitution: dict[Any, Any]) -> Any:
+        e = self.space.eliminate(expr)
+        if substitution:
+            e = e.xreplace(substitution)
+        return sympy.cancel(sympy.together(e))
+
+    def equalities(self, constraints: Sequence[Constraint]) -> dict[Any, Any]:
+        eqs = [self.space.expr(c.lin) for c in constraints if c.rel == "==" and c.lin is not None]
+        if not eqs:
+            return {}
+        symbols = sorted(set().union(*(e.free_symbols for e in eqs)), key=str)
+        solution = sympy.solve(eqs, symbols, dict=True)
+        return solution[0] if solution else {}
+
+    def check_leaf(self, cell: tuple[Constraint, ...], leaf: _Leaf) -> None:
+        """Raise NeedSplit (of the case) unless the leaf's formula is exact on its region.
+
+        As in prover.py: a branch explored assuming ``a > 0`` must contribute
+        0 wherever ``a = 0``; and no denominator may vanish on the region.
+        """
+        space = self.space
+        sides = leaf.sides
+        positions = set(leaf.side_positions)
+        contributions = [self.reduce(leaf.weight * x, {}) for x in leaf.law.values()]
+        before: list[Constraint] = []
+        for i, c in enumerate(leaf.local):
+            if i in positions:
+                continue
+            base = (*cell, *sides, *before)
+            before.append(c)
+            if c.lin is None:
+                self._check_nonlinear(cell, base, c, contributions)
+                continue
+            if not space.feasible((*base, c.negated(space, ">="))):
+                continue
+            below = c.negated(space, ">")
+            zero = c.with_rel(space, "==")
+            split = NeedSplit([s for s in (below, zero, c) if space.feasible((*cell, s))])
+            if space.feasible((*base, below)):
+                raise split
+            on_plane = (*base, zero)
+            if not self._vanishes(contributions, on_plane):
+                raise split
+        region = Decider(space, (*cell, *sides))
+        whole = Decider(space, cell)
+        for contribution in contributions:
+            _, den = sympy.fraction(contribution)
+            if den.is_number:
+                continue
+            _, factors, _ = factorise(space, den, "a denominator of the step's law")
+            for factor in factors:
+                if ZERO in region.factor_signs(factor, local=False):
+                    signs = whole.factor_signs(factor, local=False)
+                    raise NeedSplit([s for sign in sorted(signs)
+                                     for s in side(space, factor, frozenset((sign,)))])
+
+    def _check_nonlinear(self, cell: tuple[Constraint, ...], base: tuple[Constraint, ...],
+                         c: Constraint, contributions: list[Any]) -> None:
+        allowed = frozenset(c.sign * s for s in poly_signs(base, c.poly))
+        if allowed <= {1}:
+            return
+        everywhere = frozenset(c.sign * s for s in poly_signs(cell, c.poly))
+        split = NeedSplit([c.with_rel(self.space, "==") if s == 0 else
+                           c if s > 0 else c.negated(self.space, ">")
+                           for s in sorted(everywhere)])
+        if -1 in allowed:
+            raise split
+        for contribution in contributions:
+            num, _ = sympy.fraction(contribution)
+            reduced = sympy.expand(self.space.eliminate(num))
+            if reduced != 0 and sympy.rem(reduced, c.poly, *self.space.variables) != 0:
+                raise split
+
+    def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
+        substitution = self.equalities(region)
+        for contribution in contributions:
+            num, _ = sympy.fraction(contribution)
+            if sympy.expand(self.space.eliminate(num).xreplace(substitution)) != 0:
+                return False
+        return True
+
+    # -- comparing with the target, region by region -------------------------------------
+
+    def terms_for(self, prefix: Prefix, m: int, leaves: list[_Leaf], z: Prefix
+                  ) -> list[tuple[tuple[Constraint, ...], Any]]:
+        grouped: dict[tuple[Any, ...], tuple[tuple[Constraint, ...], Any]] = {}
+        for leaf in leaves:
+            for y, prob in leaf.law.items():
+                k = len(y)
+                if y != z[:k]:
+                    continue
+                term = leaf.weight * prob * self.target_law(z[k:], prefix + y)
+                sides = leaf.sides
+                key = tuple(c.key() for c in sides)
+                old = grouped.get(key)
+                grouped[key] = (sides, term if old is None else old[1] + term)
+        return list(grouped.values())
+
+    def status(self, region: tuple[Constraint, ...], c: Constraint) -> str:
+        """'implied', 'excluded' or 'open': what ``region`` says about ``c``."""
+        space = self.space
+        if c.lin is None:
+            signs = poly_signs(region, c.poly)
+            ok = poly_signs((c,), c.poly)
+            if signs <= ok:
+                return "implied"
+            if not signs & ok or not nonlinear_possible(space, region, c):
+                return "excluded"
+            return "open"
+        if not space.feasible((*region, c)):
+            return "excluded"
+        if c.rel == ">":
+            against = [c.negated(space, ">=")]
+        elif c.rel == ">=":
+            against = [c.negated(space, ">")]
+        else:
+            against = [c.with_rel(space, ">"), c.negated(space, ">")]
+        if any(space.feasible((*region, a)) for a in against):
+            return "open"
+        return "implied"
+
+    def pieces(self, region: tuple[Constraint, ...], c: Constraint) -> list[Constraint]:
+        space = self.space
+        sides = [c.with_rel(space, ">"), c.with_rel(space, "=="), c.negated(space, ">")]
+        return [s for s in sides if possible(space, region, s)]
+
+    def compare(self, prefix: Prefix, m: int, cell: tuple[Constraint, ...],
+                leaves: list[_Leaf]) -> list[_Failure]:
+        """The first failure with a witness point; else every one without (or none)."""
+        failures: list[_Failure] = []
+        for z in itertools.product(range(self.v), repeat=m):
+            terms = self.terms_for(prefix, m, leaves, z)
+            target = self.target_law(z, prefix)
+            self.refine(prefix, z, cell, terms, target, failures)
+            if failures and failures[-1].point is not None:
+                return [failures[-1]]
+        return failures
+
+    def refine(self, prefix: Prefix, z: Prefix, region: tuple[Constraint, ...],
+               terms: list[tuple[tuple[Constraint, ...], Any]], target: Any,
+               failures: list[_Failure]) -> None:
+        live = []
+        open_side: Constraint | None = None
+        for sides, term in terms:
+            keep = True
+            for c in sides:
+                state = self.status(region, c)
+                if state == "excluded":
+                    keep = False
+                    break
+                if state == "open" and open_side is None:
+                    open_side = c
+            if keep:
+                live.append((sides, term))
+        if open_side is not None:
+            for piece in self.pieces(region, open_side):
+                self.refine(prefix, z, (*region, piece), live, target, failures)
+                if failures and failures[-1].point is not None:
+                    return
+            return
+        if any(c.lin is None for c in region) and region_empty(self.space, region):
+            return
+        self.counts.regions += 1
+        self._spend(f"comparing at prefix {prefix}")
+        total = sum((term for _, term in live), sympy.Integer(0)) - target
+        bias = self.reduce(total, self.equalities(region))
+        if bias != 0:
+            implicit = self.implicit_equalities(region)
+            if implicit:
+                bias = self.reduce(total, self.equalities((*region, *implicit)))
+        if bias != 0:
+            failures.append(self.witness_point(prefix, z, region, bias))
+
+    def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
+        space = self.space
+        found = []
+        lins = [c.lin for c in region if c.rel == ">=" and c.lin is not None]
+        rows = space._rows_of(lins)
+        unit = [tuple(Fraction(int(i == j)) for j in range(space.n + 1))
+                for r in rows for i in space.row_vars[r]]
+        simplex = [space.simplex_rows[r] for r in rows] if space.vocab_size > 1 else []
+        for lin in [*unit, *simplex, *lins]:
+            if not space.feasible((*region, space.constraint(lin, ">"))):
+                found.append(space.constraint(lin, "=="))
+        return found
+
+    def witness_point(self, prefix: Prefix, z: Prefix, region: tuple[Constraint, ...],
+                      bias: Any) -> _Failure:
+        space = self.space
+        candidates = space.sample_points(region, 24, self.rng)
+        centre = space.interior_point(region)
+        if centre is not None:
+            candidates.insert(0, centre)
+        for x in candidates:
+            if not space.contains(region, x):
+                continue
+            for y in (space.simplest_point(region, x), x):
+                value = fraction(sympy.sympify(bias).xreplace(space.values(y)))
+                if value:
+                    return _Failure(prefix, region, z, bias, y, space)
+        return _Failure(prefix, region, z, bias, None, space)
+
+    # -- the numeric engine agrees -----------------------------------------------------
+
+    def models_at(self, space: StepSpace, x: Sequence[Fraction],
+                  default: tuple[Fraction, ...]) -> tuple[TableModel, TableModel,
+                                                          dict[Prefix, tuple[Fraction, ...]],
+                                                          dict[Prefix, tuple[Fraction, ...]]]:
+        rows = space.rows_at(x)
+        p_rows = {k[1]: r for k, r in rows.items() if k[0] == "p"}
+        q_rows = {k[1]: r for k, r in rows.items() if k[0] == "q"}
+        return (TableModel(dict(p_rows), default=default),  # type: ignore[arg-type]
+                TableModel(dict(q_rows), default=default),  # type: ignore[arg-type]
+                p_rows, q_rows)
+
+    def cross_check(self, prefix: Prefix, m: int, cell: tuple[Constraint, ...],
+                    leaves: list[_Leaf]) -> None:
+        """The symbolic step law of this case equals the exact engine's at random points.
+
+        Symbolic values are not Fractions: code that inspects types or
+        identities would get a formula that is not the law of the real run.
+        """
+        space = self.space
+        points = [x for x in space.sample_points(cell, 6, self.rng) if space.contains(cell, x)]
+        default = tuple(Fraction(1, self.v) for _ in range(self.v))
+        for x in points[:2]:
+            values = space.values(x)
+            expected: dict[Hashable, Fraction] = {}
+            for leaf in leaves:
+                if not space.contains(leaf.sides, x):
+                    continue
+                for y, prob in leaf.law.items():
+                    w = fraction(sympy.sympify(leaf.weight * prob).xreplace(values))
+                    if w:
+                        expected[y] = expected.get(y, Fraction(0)) + w
+            target, draft, _, _ = self.models_at(space, x, default)
+            try:
+                law = step_law(self.step, target, draft, prefix)
+            except Exception as error:
+                msg = (f"the step ran on symbolic models but the exact engine at a point of "
+                       f"the case {' and '.join(map(str, cell)) or 'of all models'} at prefix "
+                       f"{prefix} reports {describe_exception(error)}")
+                raise Undecided(msg) from error
+            actual: dict[Hashable, Fraction] = {}
+            for emitted, prob in law.items():
+                key: Prefix = tuple(emitted)[:m]  # type: ignore[arg-type]
+                actual[key] = actual.get(key, Fraction(0)) + prob
+            self.counts.cross_checks += 1
+            if Distribution(actual) != Distribution(expected):
+                msg = (f"the symbolic step law at prefix {prefix} differs from the exact "
+                       f"engine's ({Distribution(expected)} vs {Distribution(actual)}): the "
+                       "step behaves differently on symbolic values (type checks, identity "
+                       "tests, ...); no proof is possible")
+                raise Undecided(msg)
+
+    def confirm(self, failure: _Failure) -> StepRefutation | None:
+        """Decode from the empty prefix on models from the failure's point; None if unseen."""
+        space = failure.space
+        points: list[tuple[Fraction, ...]] = []
+        if failure.point is not None:
+            points.append(failure.point)
+        extra = [x for x in space.sample_points(failure.region, 12, self.rng)
+                 if space.contains(failure.region, x)]
+        points += [space.simplest_point(failure.region, x) for x in extra[:6]]
+        defaults = [tuple(Fraction(1, self.v) for _ in range(self.v))]
+        for _ in range(2):
+            ws = [self.rng.randint(1, 5) for _ in range(self.v)]
+            defaults.append(tuple(Fraction(w, sum(ws)) for w in ws))
+        for x in points:
+            for default in defaults:
+                target, draft, p_rows, q_rows = self.models_at(space, x, default)
+                expected = target_distribution(target, self.horizon)
+                crash = None
+                try:
+                    decoded = decode_distribution(self.step, target, draft, self.horizon)
+                except SamplerFailure as error:
+                    crash = str(error).splitlines()[0]
+                    decoded = Distribution()
+                if crash is None and decoded == expected:
+                    continue
+                first = first_bias = None
+                if crash is None:
+                    for seq in sorted(set(decoded) | set(expected)):  # type: ignore[type-var]
+                        diff = decoded.get(seq, Fraction(0)) - expected.get(seq, Fraction(0))
+                        if diff:
+                            first, first_bias = seq, diff
+                            break
+                return StepRefutation(
+                    failure.prefix, failure.region, failure.sequence,
+                    None if failure.bias is None else _tidy(failure.bias),
+                    p_rows, q_rows, default, decoded, expected, first,  # type: ignore[arg-type]
+                    first_bias, crash)
+        return None
+
+    # -- all states --------------------------------------------------------------------
+
+    def run(self) -> StepProofResult:
+        start = time.monotonic()
+        unconfirmed: list[str] = []
+        refutation = None
+        for length in range(self.horizon - 1, -1, -1):
+            level: list[_Failure] = []
+            for prefix in itertools.product(range(self.v), repeat=length):
+                self.counts.states += 1
+                level.extend(self.prove_state(prefix))
+            for failure in sorted(level, key=lambda f: f.point is None):
+                if failure.point is None:
+                    unconfirmed.append(self._why(failure))
+                    continue
+                refutation = self.confirm(failure)
+                if refutation is not None:
+                    if unconfirmed:
+                        refutation = dataclasses.replace(refutation, note=(
+                            f"{len(unconfirmed)} region(s) of longer states were left "
+                            f"undecided; the bias formula is this step's followed by the "
+                            f"target's own law. The first: {unconfirmed[0]}"))
+                    break
+                unconfirmed.append(self._why(failure))
+            if refutation is not None:
+                break
+        if refutation is None and unconfirmed:
+            msg = (f"{len(unconfirmed)} region(s) could not be proved and no counterexample "
+                   f"was confirmed by the exact engine; the first: {unconfirmed[0]}")
+            raise Undecided(msg)
+        c = self.counts
+        return StepProofResult(self.v, self.horizon, refutation, c.states, c.cases, c.regions,
+                               c.executions, c.lp_calls, c.cross_checks,
+                               time.monotonic() - start)
+
+    def _why(self, failure: _Failure) -> str:
+        region = " and ".join(map(str, failure.region)) or "every pair of models"
+        if failure.crash is not None:
+            return (f"at prefix {failure.prefix} the step raised "
+                    f"{describe_exception(failure.crash)} on symbolic models in the region "
+                    f"{region}, but not on the concrete models tried (the symbolic engine "
+                    "cannot follow this code there)")
+        where = ("no rational point of it makes the bias nonzero (nonlinear conditions may "
+                 "leave it empty)" if failure.point is None else
+                 "the decode from the empty prefix on the models tried shows no bias (the "
+                 "state may be unreachable)")
+        return (f"at prefix {failure.prefix}, in the region {region}, the continuation "
+                f"{failure.sequence} has the bias {sympy.sstr(failure.bias)} but {where}")
+
+
+def _tidy(expr: Any) -> Any:
+    return sympy.factor(expr)
+
+
+def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | None = None,
+               max_cases: int = 20_000, seed: int = 0) -> StepProofResult:
+    """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
+
+    For every pair of context-dependent target and draft models on
+    ``vocab_size`` tokens (each row after each prefix its own symbolic
+    distribution), with a continuous uniform.  Returns a
+    :class:`StepProofResult`: proved, or refuted with a
+    :class:`StepRefutation` (the state and region, the bias formula of the
+    first differing sequence, and rational rows per prefix on which the
+    exact numeric engine confirms the bias).  Raises an
+    :class:`~verifier.errors.Undecided` subclass when no verdict is
+    possible (more than ``max_cases`` cases and regions, an unsupported
+    operation, a stateful step); never a false proof.
+
+    >>> from counterexamples.chain_steps import chain
+    >>> prove_step(chain, 2, 2).proved
+    True
+    """
+    check_integer(vocab_size, "vocab_size", min_value=1)
+    check_integer(horizon, "horizon", min_value=1)
+    check_integer(max_cases, "max_cases", min_value=1)
+    if not callable(step):
+        msg = f"step={step!r} must be callable as step(target, draft, prefix, rng)"
+        raise InvalidArgument(msg)
+    return _StepProver(step, vocab_size, horizon, budget, max_cases, seed).run()
