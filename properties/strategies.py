@@ -173,8 +173,8 @@ def _relations(draw: Any, v: int, w: int) -> tuple[Probs, Probs]:
     The patterns random rows almost never produce come up often here: a
     residual with many positive entries next to exactly one zero in q, p and
     q sharing a support smaller than V (one mask on both), ties p(i) = q(i)
-    at some tokens only.  Sizes are exact: the mass p loses where p > q is
-    the mass it gains where p < q.
+    at some tokens only.  Sizes balance exactly: what p has above q at some
+    tokens, q has above p at the others, so both rows share one total.
     """
     relations = draw(st.lists(st.sampled_from(TOKEN_RELATIONS), min_size=v, max_size=v))
     small = st.integers(1, min(3, w))
