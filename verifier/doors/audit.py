@@ -178,26 +178,11 @@ class SamplerCounterexample:
         return self.verdict.table(verbose=verbose)
 
 
-@final
 @dataclass(frozen=True)
-class StepCounterexample:
-    """Models on which a step's joint law over ``horizon`` tokens differs from the target's.
-
-    Wraps the step verdict of :func:`verifier.check_step`; ``target`` and
-    ``draft`` map every prefix the failing run asked for to its row.
-    """
+class _JointLawCounterexample:
+    """What the step and cross-vocab counterexamples share: a view of their verdict."""
 
     verdict: Any
-
-    @property
-    def target(self) -> Mapping[tuple[int, ...], tuple[Fraction, ...]]:
-        rows: Mapping[tuple[int, ...], tuple[Fraction, ...]] = self.verdict.target_rows
-        return rows
-
-    @property
-    def draft(self) -> Mapping[tuple[int, ...], tuple[Fraction, ...]]:
-        rows: Mapping[tuple[int, ...], tuple[Fraction, ...]] = self.verdict.draft_rows
-        return rows
 
     @property
     def horizon(self) -> int:
@@ -219,19 +204,9 @@ class StepCounterexample:
         return tv
 
     @property
-    def first_difference(self) -> tuple[int, ...] | None:
-        comparison = self.verdict.comparison
-        return None if comparison is None else comparison.first_difference
-
-    @property
     def crash(self) -> str | None:
         crash = self.verdict.crash
         return None if crash is None else str(crash)
-
-    @property
-    def processors(self) -> Any:
-        """The processors and stopping the step was judged under (None: none)."""
-        return getattr(self.verdict, "processors", None)
 
     @property
     def reason(self) -> str:
@@ -239,6 +214,36 @@ class StepCounterexample:
 
     def table(self, *, verbose: bool = True) -> str:
         return str(self.verdict.table(verbose=verbose))
+
+
+@final
+@dataclass(frozen=True)
+class StepCounterexample(_JointLawCounterexample):
+    """Models on which a step's joint law over ``horizon`` tokens differs from the target's.
+
+    Wraps the step verdict of :func:`verifier.check_step`; ``target`` and
+    ``draft`` map every prefix the failing run asked for to its row.
+    """
+
+    @property
+    def target(self) -> Mapping[tuple[int, ...], tuple[Fraction, ...]]:
+        rows: Mapping[tuple[int, ...], tuple[Fraction, ...]] = self.verdict.target_rows
+        return rows
+
+    @property
+    def draft(self) -> Mapping[tuple[int, ...], tuple[Fraction, ...]]:
+        rows: Mapping[tuple[int, ...], tuple[Fraction, ...]] = self.verdict.draft_rows
+        return rows
+
+    @property
+    def first_difference(self) -> tuple[int, ...] | None:
+        comparison = self.verdict.comparison
+        return None if comparison is None else comparison.first_difference
+
+    @property
+    def processors(self) -> Any:
+        """The processors and stopping the step was judged under (None: none)."""
+        return getattr(self.verdict, "processors", None)
 
 
 @final
@@ -283,42 +288,9 @@ class FloatCounterexample:
 
 @final
 @dataclass(frozen=True)
-class CrossVocabCounterexample:
+class CrossVocabCounterexample(_JointLawCounterexample):
     """Two vocabularies and models on which a cross-vocabulary step's law of text differs
     from the target's (the verdict of :func:`verifier.crossvocab.check_crossvocab_step`)."""
-
-    verdict: Any
-
-    @property
-    def horizon(self) -> int:
-        return int(self.verdict.horizon)
-
-    @property
-    def expected(self) -> Distribution | None:
-        law: Distribution | None = self.verdict.expected
-        return law
-
-    @property
-    def actual(self) -> Distribution | None:
-        law: Distribution | None = self.verdict.actual
-        return law
-
-    @property
-    def tv(self) -> Fraction | None:
-        tv: Fraction | None = self.verdict.tv
-        return tv
-
-    @property
-    def crash(self) -> str | None:
-        crash = self.verdict.crash
-        return None if crash is None else str(crash)
-
-    @property
-    def reason(self) -> str:
-        return str(self.verdict.reason)
-
-    def table(self, *, verbose: bool = True) -> str:
-        return str(self.verdict.table(verbose=verbose))
 
     def model_lines(self) -> list[str]:
         lines: list[str] = self.verdict.models_lines()
