@@ -123,27 +123,43 @@ def main() -> None:
         _row("uniform_reuse", uniform_reuse, v)
 
 
-def step_proof_chain() -> None:
-    """Issue 14: the chain rule, gamma = 2, V = 2, horizon 3, proved (time printed).
-
-    ``python benchmarks/bench_symbolic.py --steps`` prints this line only.
-    """
-    from counterexamples.chain_steps import chain
+def _step_row(label: str, name: str, vocab_size: int, horizon: int,
+              merge: bool = True) -> float:
+    from counterexamples.steps import get_step_rule
     from verifier.modes.symbolic import prove_step
 
     start = time.perf_counter()
-    result = prove_step(chain, 2, 3)  # gamma = 2 is chain's default
+    result = prove_step(get_step_rule(name).rule, vocab_size, horizon, merge_subtrees=merge)
     seconds = time.perf_counter() - start
-    print(f"chain gamma=2 V=2 horizon=3: {result.status} states={result.states} "
-          f"cases={result.cases} regions={result.regions} LPs={result.lp_calls} "
-          f"executions={result.executions} time={seconds:.2f}s")
+    print(f"{label:34} {result.status} states={result.states} cases={result.cases} "
+          f"regions={result.regions} LPs={result.lp_calls} executions={result.executions} "
+          f"time={seconds:.2f}s")
+    return seconds
+
+
+def step_proof_chain(large: bool = False) -> None:
+    """Issue 14: step proofs.  The chain rule, gamma = 2, V = 2, horizon 3, proved;
+    the subtree merge (paths past the horizon compared as one) against no merge, in
+    one run; with ``large``, the targets at V = 3 (a few minutes).
+
+    ``python benchmarks/bench_symbolic.py --steps`` prints these lines only
+    (``--steps-large`` adds V = 3).
+    """
+    _step_row("chain gamma=2 V=2 horizon=3:", "chain-gamma2", 2, 3)
+    merged = _step_row("chain gamma=3 V=2 horizon=3 merged:", "chain-gamma3", 2, 3)
+    unmerged = _step_row("  the same without the merge:", "chain-gamma3", 2, 3, merge=False)
+    print(f"  merge speed-up: {unmerged / merged:.1f}x")
+    if large:
+        _step_row("chain gamma=2 V=3 horizon=2:", "chain-gamma2", 3, 2)
+        _step_row("chain gamma=3 V=3 horizon=2:", "chain-gamma3", 3, 2)
+        _step_row("block-no-ptau V=3 horizon=2:", "block-no-ptau", 3, 2)
 
 
 if __name__ == "__main__":
     import sys
 
-    if "--steps" in sys.argv:
-        step_proof_chain()
+    if "--steps" in sys.argv or "--steps-large" in sys.argv:
+        step_proof_chain(large="--steps-large" in sys.argv)
     else:
         main()
         print("step proofs:")

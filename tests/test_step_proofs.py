@@ -106,6 +106,25 @@ def chain1(target, draft, prefix, rng):
     return chain(target, draft, prefix, rng, gamma=1)
 
 
+def second_token_unchecked(target, draft, prefix, rng):
+    """Right for one token; the second is the draft's whatever its comparison says."""
+    x = rng.categorical(target(prefix))
+    q, p = draft((*prefix, x)), target((*prefix, x))
+    y = rng.categorical(q)
+    if rng.random() * q[y] < p[y]:
+        return (x, y)
+    return (x, y)  # bug: no residual
+
+
+def crash_past_horizon(target, draft, prefix, rng):
+    """Right for one token, but raises when two rows after it tie: a crash is a crash."""
+    x = rng.categorical(target(prefix))
+    q, p = draft((*prefix, x)), target((*prefix, x))
+    if not p[0] < q[0] and not p[0] > q[0]:
+        raise ZeroDivisionError("tied rows")
+    return (x, rng.categorical(p))
+
+
 # ---- fast subset ----------------------------------------------------------------------
 
 def test_chain_gamma1_is_proved_for_context_dependent_models():
@@ -144,6 +163,30 @@ def test_catalogue_bugs_are_refuted_fast(name):
     result = prove_step(step, 2, 2)
     assert result.status == "refuted"
     _confirmed(step, result)
+
+
+def test_paths_past_the_horizon_are_merged_and_the_verdict_does_not_change():
+    # gamma = 3 verifies a third draft past a horizon of 2: merged, it costs the
+    # regions of gamma = 2.
+    g2 = prove_step(_named("chain-gamma2"), 2, 2)
+    g3 = prove_step(_named("chain-gamma3"), 2, 2)
+    assert g2.proved and g3.proved and g3.regions == g2.regions
+    unmerged = prove_step(_named("chain-gamma2"), 2, 2, merge_subtrees=False)
+    assert unmerged.proved and unmerged.regions > g2.regions
+    # Merging only hides what is past the horizon.
+    assert prove_step(second_token_unchecked, 2, 1).proved
+    for merge in (True, False):
+        result = prove_step(second_token_unchecked, 2, 2, merge_subtrees=merge)
+        assert result.status == "refuted"
+        _confirmed(second_token_unchecked, result)
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_a_crash_past_the_horizon_is_never_merged_away(merge):
+    result = prove_step(crash_past_horizon, 2, 1, merge_subtrees=merge)
+    assert result.status == "refuted"
+    assert result.refutation is not None and result.refutation.crash is not None
+    _confirmed(crash_past_horizon, result)
 
 
 def test_code_that_sniffs_types_is_undecided_not_proved():
@@ -241,8 +284,8 @@ def test_cli_horizon_is_for_steps_only(capsys):
 
 PROVED = [("chain-gamma1", 2, 2), ("chain-gamma1", 2, 3), ("chain-gamma2", 2, 2),
           ("chain-gamma2", 2, 3), ("chain-gamma3", 2, 2), ("chain-gamma3", 2, 3),
-          ("chain-gamma1", 3, 2), ("chain-gamma2", 3, 2), ("block-verification", 2, 2)]
-# chain-gamma3 at V = 3, horizon 2 is left out: not measured to finish in reasonable time.
+          ("chain-gamma1", 3, 2), ("chain-gamma2", 3, 2), ("chain-gamma3", 3, 2),
+          ("block-verification", 2, 2)]
 REFUTED = [("shared-uniform", 2, 2), ("stale-context-fallback", 2, 2),
            ("bonus-from-residual", 2, 2)]
 # block-no-ptau is wrong only from V = 3 on; its proof there did not finish in 30 minutes.

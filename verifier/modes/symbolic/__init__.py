@@ -74,7 +74,7 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
 
 def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
                budget: Budget | None = None, max_cases: int = 20_000,
-               seed: int = 0) -> StepProofResult:
+               seed: int = 0, merge_subtrees: bool = True) -> StepProofResult:
     """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
 
     For every pair of context-dependent target and draft models on
@@ -87,6 +87,11 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     verdict is possible (``max_cases`` cases and regions exceeded, an
     unsupported operation, a stateful step); never a false proof.
 
+    A subtree of the step's choice tree whose paths all give the same law
+    of the tokens still needed (a chain verifying drafts past the horizon)
+    is compared as one path; ``merge_subtrees=False`` compares every path
+    on its own (for benchmarks and cross-checks: the verdict is the same).
+
     >>> from counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
     True
@@ -94,7 +99,7 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     from verifier.modes.symbolic.step_prover import prove_step as _prove_step
 
     return _prove_step(step, vocab_size, horizon, budget=budget, max_cases=max_cases,
-                       seed=seed)
+                       seed=seed, merge_subtrees=merge_subtrees)
 
 
 def __getattr__(name: str) -> Any:

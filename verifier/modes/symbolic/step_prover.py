@@ -68,7 +68,7 @@ from verifier.modes.symbolic.step_source import (
 from verifier.modes.symbolic.step_space import RowKey, StepSpace
 from verifier.steps.decode import decode_distribution, step_law, target_distribution
 from verifier.steps.models import TableModel
-from verifier.validation import check_integer
+from verifier.validation import check_integer, check_type
 
 __all__ = ["prove_step"]
 
@@ -95,6 +95,13 @@ class _Leaf:
     law: dict[Prefix, Any]
     #: What the step raised on this path (then ``law`` is empty).
     crash: Exception | None = None
+    #: The path's region is certainly empty (then ``law`` is empty and means nothing).
+    empty: bool = False
+    #: The choices of the path (alternative indices), the path's weight after each, and
+    #: for each local constraint the number of choices made before it (see _merge).
+    path: tuple[int, ...] = ()
+    weights: tuple[Any, ...] = ()
+    depths: tuple[int, ...] = ()
 
     @property
     def sides(self) -> tuple[Constraint, ...]:
@@ -168,10 +175,54 @@ def _law_of_output(out: Any, prefix: Prefix, vocab_size: int, keep: int) -> dict
     return law
 
 
+def _same_law(a: dict[Prefix, Any], b: dict[Prefix, Any]) -> bool:
+    return a.keys() == b.keys() and all(a[k] == b[k] for k in a)
+
+
+def _merge(leaves: list[_Leaf], depth: int) -> list[_Leaf]:
+    """The leaves, with every subtree whose leaves all give the same cut law made one leaf.
+
+    A chain step verifies drafts past the tokens still needed: the first
+    ``m`` tokens are settled, yet each later comparison splits the path into
+    regions, and each region's formulas would be compared on its own.  Below
+    a node of the choice tree, at every point of the node's region the paths
+    taken (their regions hold there, their probabilities are positive) have
+    weights summing to the node's weight: a random choice's alternatives sum
+    to 1, and a region split's sides (weight 1 each) cover the node's region,
+    one holding at each point.  So when every leaf below the node gives the
+    same law of the cut output (as formulas), their sum at each point is the
+    node's weight times that law: one leaf, with the node's weight, its
+    region and its constraints (checked again as any leaf).  A crash below
+    keeps the subtree.  A path whose region is certainly empty has
+    probability 0 and does not count.
+    """
+    laws = [leaf.law for leaf in leaves if not leaf.empty]
+    if len(leaves) > 1 and laws and all(leaf.crash is None for leaf in leaves) and \
+            all(_same_law(laws[0], law) for law in laws[1:]):
+        model = next(leaf for leaf in leaves if not leaf.empty)
+        keep = sum(1 for d in model.depths if d <= depth)
+        weight = model.weights[depth - 1] if depth else _ONE
+        return [_Leaf(weight, model.local[:keep],
+                      tuple(i for i in model.side_positions if i < keep), laws[0],
+                      path=model.path[:depth], weights=model.weights[:depth],
+                      depths=model.depths[:keep])]
+    groups: dict[int, list[_Leaf]] = {}
+    out: list[_Leaf] = []
+    for leaf in leaves:
+        if len(leaf.path) <= depth:
+            out.append(leaf)
+        else:
+            groups.setdefault(leaf.path[depth], []).append(leaf)
+    for group in groups.values():
+        out.extend(_merge(group, depth + 1) if len(group) > 1 else group)
+    return out
+
+
 class _StepProver:
     def __init__(self, step: Step, vocab_size: int, horizon: int, budget: Budget | None,
-                 max_cases: int, seed: int) -> None:
+                 max_cases: int, seed: int, merge: bool = True) -> None:
         self.step = step
+        self.merge = merge
         self.v = vocab_size
         self.horizon = horizon
         self.budget = budget
@@ -300,7 +351,7 @@ class _StepProver:
                 except EmptyRegion:
                     out = None
                 if decider.empty:  # even if the step swallowed the signal
-                    return {}, tuple(decider.local), tuple(decider.side_positions)
+                    return None, tuple(decider.local), tuple(decider.side_positions), decider.depths
                 if missing:
                     raise MissingRow(missing[0])
                 if decider.errors:
@@ -308,10 +359,10 @@ class _StepProver:
                 if decider.splits:
                     raise decider.splits[0]
                 law = _law_of_output(out, prefix, v, m)
-                return law, tuple(decider.local), tuple(decider.side_positions)
+                return law, tuple(decider.local), tuple(decider.side_positions), decider.depths
             except Exception as exc:
                 if decider.empty:
-                    return {}, tuple(decider.local), tuple(decider.side_positions)
+                    return None, tuple(decider.local), tuple(decider.side_positions), decider.depths
                 if missing:
                     raise MissingRow(missing[0]) from None
                 if decider.errors:
@@ -325,15 +376,24 @@ class _StepProver:
                     msg = (f"the step uses the stateful-model interface ({exc.name}); step "
                            "proofs hand the step stateless models model(prefix) only")
                     raise UnsupportedOperation(msg) from exc
-                return exc, tuple(decider.local), tuple(decider.side_positions)
+                return exc, tuple(decider.local), tuple(decider.side_positions), decider.depths
             finally:
                 rng.active = False
 
-        leaves = [_Leaf(weight, local, positions, {}, law) if isinstance(law, Exception)
-                  else _Leaf(weight, local, positions, law)
-                  for weight, (law, local, positions), _ in tree.explore(execute)]
+        leaves: list[_Leaf] = []
+        for weight, (law, local, positions, depths), _ in tree.explore(execute):
+            if law is None:  # a path of an empty region: probability 0
+                leaf = _Leaf(weight, local, positions, {}, empty=True)
+            elif isinstance(law, Exception):
+                leaf = _Leaf(weight, local, positions, {}, law)
+            else:
+                leaf = _Leaf(weight, local, positions, law)
+            leaf.path = tuple(entry[1] for entry in tree.path)
+            leaf.weights = tuple(entry[2] for entry in tree.path)
+            leaf.depths = depths
+            leaves.append(leaf)
         self.counts.executions += tree.executions
-        return leaves
+        return _merge(leaves, 0) if self.merge else leaves
 
     # -- the leaf's formula holds on its whole region ---------------------------------
 
@@ -686,7 +746,8 @@ def _tidy(expr: Any) -> Any:
 
 
 def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | None = None,
-               max_cases: int = 20_000, seed: int = 0) -> StepProofResult:
+               max_cases: int = 20_000, seed: int = 0,
+               merge_subtrees: bool = True) -> StepProofResult:
     """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
 
     For every pair of context-dependent target and draft models on
@@ -700,6 +761,11 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     possible (more than ``max_cases`` cases and regions, an unsupported
     operation, a stateful step); never a false proof.
 
+    A subtree of the step's choice tree whose paths all give the same law
+    of the tokens still needed (a chain verifying drafts past the horizon)
+    is compared as one path; ``merge_subtrees=False`` compares every path
+    on its own, for benchmarks and cross-checks: the verdict is the same.
+
     >>> from counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
     True
@@ -707,7 +773,9 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     check_integer(vocab_size, "vocab_size", min_value=1)
     check_integer(horizon, "horizon", min_value=1)
     check_integer(max_cases, "max_cases", min_value=1)
+    check_type(merge_subtrees, "merge_subtrees", bool, "True or False")
     if not callable(step):
         msg = f"step={step!r} must be callable as step(target, draft, prefix, rng)"
         raise InvalidArgument(msg)
-    return _StepProver(step, vocab_size, horizon, budget, max_cases, seed).run()
+    return _StepProver(step, vocab_size, horizon, budget, max_cases, seed,
+                       merge_subtrees).run()

@@ -245,12 +245,31 @@ def _relaxation_empty(space: StepSpace, rows: Sequence[tuple[Any, str]]) -> bool
     return strict and not solved[0] < 0
 
 
+class _DepthList(list[Constraint]):
+    """The local constraints of one execution, each with the number of choices made
+    before it was added (so a prefix of the path knows which constraints are its own)."""
+
+    def __init__(self, chooser: Chooser) -> None:
+        super().__init__()
+        self.chooser = chooser
+        self.depths: list[int] = []
+
+    def append(self, c: Constraint) -> None:
+        super().append(c)
+        self.depths.append(self.chooser.depth)
+
+    def extend(self, cs: Any) -> None:
+        for c in cs:
+            self.append(c)
+
+
 class LocalDecider(Decider):
     """A Decider whose undecided signs branch the execution, one region per side."""
 
     def __init__(self, space: StepSpace, cell: Sequence[Constraint], chooser: Chooser) -> None:
         super().__init__(space, cell)
         self.chooser = chooser
+        self.local: _DepthList = _DepthList(chooser)
         self.step_space = space
         #: Indices into ``local`` of the constraints that are region sides (the
         #: others are "this branch has positive probability").
@@ -288,6 +307,11 @@ class LocalDecider(Decider):
     @property
     def sides(self) -> tuple[Constraint, ...]:
         return tuple(self.local[i] for i in self.side_positions)
+
+    @property
+    def depths(self) -> tuple[int, ...]:
+        """For each local constraint, the number of choices made before it was added."""
+        return tuple(self.local.depths)
 
 
 class SymbolicModel:
