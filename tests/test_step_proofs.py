@@ -220,6 +220,21 @@ def test_json_of_a_refutation_keeps_exact_numbers():
     json.dumps(data)
 
 
+def test_first_checks_the_empty_prefix_first_and_says_so():
+    # Longest first: the draft-only bug is found at a state after one token, with the
+    # decode's own bias formula.
+    full = prove_step(draft_only, 2, 2)
+    assert full.refutation is not None and len(full.refutation.prefix) == 1
+    assert full.refutation.note is None
+    quick = prove_step(draft_only, 2, 2, first=True)
+    ref = quick.refutation
+    assert ref is not None and ref.prefix == () and quick.states == 1
+    assert ref.note is not None and "longer states were not checked" in ref.note
+    _confirmed(draft_only, quick)
+    # A right step is proved whatever the order.
+    assert prove_step(chain1, 2, 2, first=True).proved
+
+
 # ---- the CLI --------------------------------------------------------------------------
 
 STEPS = "tests.test_step_proofs"
@@ -307,3 +322,18 @@ def test_issue_targets_refuted(name, v, horizon):
     result = prove_step(step, v, horizon)
     assert result.status == "refuted"
     _confirmed(step, result)
+
+
+def test_cli_first_on_a_step(capsys):
+    from verifier.doors.cli import main
+
+    code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "2",
+                 "--first"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "state: prefix () (the first step)" in out
+    assert "stopped at the first refutation" in out
+    code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "2",
+                 "--uniform-bits", "8"])
+    assert code == 2
+    assert "--uniform-bits applies to sampler proofs" in capsys.readouterr().err

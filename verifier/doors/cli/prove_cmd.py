@@ -27,9 +27,10 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
     signature) for every pair of context-dependent models, on the joint law
     of its first ``horizon`` tokens.  Prints the verdict on ``out``: a
     summary when proved; for a refutation the biased cases (region, bias
-    formula, witness).  For samplers, ``first`` stops at the first
-    refutation and ``uniform_bits`` judges the grid hazards on the K-bit
-    grid.  Errors go to ``err`` as one message, never a traceback.
+    formula, witness).  ``first`` stops at the first refutation (a step's
+    states are then checked shortest first); for samplers ``uniform_bits``
+    judges the grid hazards on the K-bit grid.  Errors go to ``err`` as one
+    message, never a traceback.
     """
     try:
         check_integer(vocab_size, "--vocab-size", min_value=1)
@@ -61,16 +62,15 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
                         f"specexact prove {target} --kind step --vocab-size {vocab_size} "
                         "--horizon 2")
                 return 2
-            if first or uniform_bits is not None:
-                flags = ", ".join(f for f, on in (("--first", first),
-                                                  ("--uniform-bits", uniform_bits is not None))
-                                  if on)
+            if uniform_bits is not None:
                 _report(err, as_json, out, "error",
-                        f"specexact prove: {flags} applies to sampler proofs, not to steps")
+                        "specexact prove: --uniform-bits applies to sampler proofs, not to "
+                        "steps (a step proof is for a continuous uniform; audit the step "
+                        "with --uniform-bits K for a grid)")
                 return 2
-            from verifier.modes.symbolic.step_prover import prove_step
+            from verifier.modes.symbolic import prove_step
 
-            result: Any = prove_step(fn, vocab_size, horizon)
+            result: Any = prove_step(fn, vocab_size, horizon, first=first)
         else:
             if horizon is not None:
                 _report(err, as_json, out, "error",

@@ -74,7 +74,8 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
 
 def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
                budget: Budget | None = None, max_cases: int = 20_000,
-               seed: int = 0, merge_subtrees: bool = True) -> StepProofResult:
+               seed: int = 0, merge_subtrees: bool = True,
+               first: bool = False) -> StepProofResult:
     """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
 
     For every pair of context-dependent target and draft models on
@@ -91,6 +92,10 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     of the tokens still needed (a chain verifying drafts past the horizon)
     is compared as one path; ``merge_subtrees=False`` compares every path
     on its own (for benchmarks and cross-checks: the verdict is the same).
+    ``first=True`` checks the shortest states first and stops at the first
+    confirmed refutation (then the bias formula is the step's own law
+    followed by the target's; without it states go longest first and the
+    formula is the decode's own).
 
     >>> from counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
@@ -99,7 +104,7 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     from verifier.modes.symbolic.step_prover import prove_step as _prove_step
 
     return _prove_step(step, vocab_size, horizon, budget=budget, max_cases=max_cases,
-                       seed=seed, merge_subtrees=merge_subtrees)
+                       seed=seed, merge_subtrees=merge_subtrees, first=first)
 
 
 def __getattr__(name: str) -> Any:

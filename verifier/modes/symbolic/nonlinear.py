@@ -33,7 +33,7 @@ from verifier.modes.symbolic.lp import solve_lp
 if TYPE_CHECKING:
     from verifier.modes.symbolic.region import Constraint, Space
 
-__all__ = ["Poly", "certificate", "relaxation_empty"]
+__all__ = ["Poly", "certificate", "local_relaxation_empty", "relaxation_empty"]
 
 Monomial = tuple[int, ...]
 Poly = dict[Monomial, Fraction]
@@ -157,6 +157,14 @@ def certificate(space: Space, constraints: Sequence[Constraint], degree: int | N
     degree at most ``degree`` (default: the largest constraint degree, at least 2) exists.
     """
     gens, equalities = _generators(space, constraints)
+    return _certificate(space.n, gens, equalities, degree, space)
+
+
+def _certificate(n: int, gens: list[tuple[Poly, bool]], equalities: list[Poly],
+                 degree: int | None, space: Space
+                 ) -> tuple[list[tuple[Fraction, Poly, bool]], list[tuple[Poly, Poly]],
+                            Fraction] | None:
+    """:func:`certificate` on explicit polynomials in ``n`` variables."""
     top = max((_degree(g) for g, _ in gens), default=1)
     top = max(top, max((_degree(e) for e in equalities), default=1), 2)
     d = top if degree is None else degree
@@ -167,7 +175,7 @@ def certificate(space: Space, constraints: Sequence[Constraint], degree: int | N
     products: list[tuple[Poly, bool]] = []
     for k in range(1, d + 1):
         for combo in itertools.combinations_with_replacement(range(len(linear)), k):
-            poly: Poly = {(0,) * space.n: Fraction(1)}
+            poly: Poly = {(0,) * n: Fraction(1)}
             strict = True
             for i in combo:
                 poly = _mul(poly, linear[i][0])
@@ -189,12 +197,12 @@ def certificate(space: Space, constraints: Sequence[Constraint], degree: int | N
     multiples: list[tuple[Poly, Poly]] = []  # (monomial as a poly, equality) pairs
     for e in equalities:
         room = d - _degree(e)
-        for m in _monomials(space.n, max(room, 0)):
+        for m in _monomials(n, max(room, 0)):
             multiples.append(({m: Fraction(1)}, e))
     expanded = [_mul(m, e) for m, e in multiples]
     monomials = sorted({m for poly, _ in products for m in poly}
                        | {m for poly in expanded for m in poly})
-    const = (0,) * space.n
+    const = (0,) * n
     columns: list[Poly] = [poly for poly, _ in products]
     columns += expanded + [_scale(poly, Fraction(-1)) for poly in expanded]
     strict_column = [s for _, s in products] + [False] * (2 * len(expanded))
@@ -224,7 +232,7 @@ def certificate(space: Space, constraints: Sequence[Constraint], degree: int | N
     for mu_poly, e in used:
         total = _add(total, _mul(mu_poly, e))
     c = -total.get(const, _ZERO)
-    if not check_certificate(space, constraints, terms, used, c):  # pragma: no cover
+    if not _check(n, terms, used, c):  # pragma: no cover
         return None
     return terms, used, c
 
@@ -239,6 +247,11 @@ def check_certificate(space: Space, constraints: Sequence[Constraint],
     wrong: every lambda is positive, the sum is the constant ``-c`` with
     ``c >= 0``, and ``c > 0`` or some lambda multiplies a strict product.
     """
+    return _check(space.n, terms, multiples, c)
+
+
+def _check(n: int, terms: Sequence[tuple[Fraction, Poly, bool]],
+           multiples: Sequence[tuple[Poly, Poly]], c: Fraction) -> bool:
     total: Poly = {}
     for lam, poly, _ in terms:
         if lam <= 0:
@@ -246,7 +259,7 @@ def check_certificate(space: Space, constraints: Sequence[Constraint],
         total = _add(total, _scale(poly, lam))
     for mu_poly, e in multiples:
         total = _add(total, _mul(mu_poly, e))
-    const = (0,) * space.n
+    const = (0,) * n
     if any(m != const for m in total):
         return False
     if total.get(const, _ZERO) != -c or c < 0:
@@ -260,3 +273,45 @@ def relaxation_empty(space: Space, constraints: Sequence[Constraint]) -> bool:
     False means "not proved empty" (the region may or may not have points).
     """
     return certificate(space, constraints) is not None
+
+
+#: local_relaxation_empty skips a group of rows with more variables than this (its LP
+#: grows as the square of the constraints on them).
+MAX_LOCAL_VARIABLES = 12
+
+
+def local_relaxation_empty(space: Space, constraints: Sequence[Constraint]) -> bool:
+    """:func:`relaxation_empty` with products of degree 2, on the constraints that name
+    only the variables of the rows one nonlinear constraint touches, for each in turn.
+
+    A certificate for a subset of the constraints proves the whole region
+    empty, so this is as sound; in a space with many rows (a step proof
+    has two per prefix) it keeps each LP to the few rows that matter.
+    """
+    gens, equalities = _generators(space, constraints)
+    rows = [frozenset(j for j in range(space.n) if lin[j]) for lin in space.simplex_rows]
+    tried: set[frozenset[int]] = set()
+    for poly in [g for g, _ in gens] + equalities:
+        if _degree(poly) != 2:
+            continue
+        touched = {j for m in poly for j, e in enumerate(m) if e}
+        for members in rows:
+            if members & touched:
+                touched |= members
+        group = frozenset(touched)
+        if group in tried or len(group) > MAX_LOCAL_VARIABLES:
+            continue
+        tried.add(group)
+        order = sorted(group)
+
+        def inside(p: Poly, group: frozenset[int] = group) -> bool:
+            return all(j in group for m in p for j, e in enumerate(m) if e)
+
+        def squeeze(p: Poly, order: list[int] = order) -> Poly:
+            return {tuple(m[j] for j in order): v for m, v in p.items()}
+
+        kept = [(squeeze(g), strict) for g, strict in gens if _degree(g) <= 2 and inside(g)]
+        kept_eqs = [squeeze(e) for e in equalities if _degree(e) <= 2 and inside(e)]
+        if _certificate(len(order), kept, kept_eqs, 2, space) is not None:
+            return True
+    return False

@@ -220,9 +220,10 @@ def _merge(leaves: list[_Leaf], depth: int) -> list[_Leaf]:
 
 class _StepProver:
     def __init__(self, step: Step, vocab_size: int, horizon: int, budget: Budget | None,
-                 max_cases: int, seed: int, merge: bool = True) -> None:
+                 max_cases: int, seed: int, merge: bool = True, first: bool = False) -> None:
         self.step = step
         self.merge = merge
+        self.first = first
         self.v = vocab_size
         self.horizon = horizon
         self.budget = budget
@@ -567,8 +568,35 @@ class _StepProver:
             implicit = self.implicit_equalities(region)
             if implicit:
                 bias = self.reduce(total, self.equalities((*region, *implicit)))
+        if bias != 0 and any(c.lin is None and c.rel == "==" for c in region):
+            bias = self.modulo_equalities(bias, region)
         if bias != 0:
             failures.append(self.witness_point(prefix, z, region, bias))
+
+    def modulo_equalities(self, bias: Any, region: Sequence[Constraint]) -> Any:
+        """0 if the bias's numerator lies in the ideal of the region's polynomial equalities
+        (then it vanishes wherever they hold), else the bias unchanged.
+
+        Membership is decided exactly by reduction modulo a Groebner basis of
+        the equalities (after the linear ones are substituted).
+        """
+        substitution = self.equalities(region)
+        polys = []
+        for c in region:
+            if c.lin is None and c.rel == "==":
+                poly = sympy.expand(self.space.eliminate(c.poly).xreplace(substitution))
+                if poly != 0:
+                    polys.append(poly)
+        if not polys:
+            return bias
+        num, _ = sympy.fraction(sympy.together(bias))
+        num = sympy.expand(num)
+        gens = sorted(set().union(num.free_symbols, *(e.free_symbols for e in polys)), key=str)
+        if not gens:
+            return bias
+        basis = sympy.groebner(polys, *gens, order="grevlex", domain="QQ")
+        _, remainder = basis.reduce(num)
+        return 0 if remainder == 0 else bias
 
     def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
         space = self.space
@@ -697,26 +725,25 @@ class _StepProver:
         start = time.monotonic()
         unconfirmed: list[str] = []
         refutation = None
-        for length in range(self.horizon - 1, -1, -1):
-            level: list[_Failure] = []
+        lengths = range(self.horizon) if self.first else range(self.horizon - 1, -1, -1)
+        for length in lengths:
             for prefix in itertools.product(range(self.v), repeat=length):
                 self.counts.states += 1
-                level.extend(self.prove_state(prefix))
-            for failure in sorted(level, key=lambda f: f.point is None):
-                if failure.point is None:
-                    unconfirmed.append(self._why(failure))
-                    continue
-                refutation = self.confirm(failure)
+                refutation = self._refute(self.prove_state(prefix), unconfirmed)
                 if refutation is not None:
-                    if unconfirmed:
-                        refutation = dataclasses.replace(refutation, note=(
-                            f"{len(unconfirmed)} region(s) of longer states were left "
-                            f"undecided; the bias formula is this step's followed by the "
-                            f"target's own law. The first: {unconfirmed[0]}"))
                     break
-                unconfirmed.append(self._why(failure))
             if refutation is not None:
                 break
+        if refutation is not None and self.first and len(refutation.prefix) < self.horizon - 1:
+            refutation = dataclasses.replace(refutation, note=(
+                "stopped at the first refutation (first=True): longer states were not "
+                "checked, so the bias formula is this step's law followed by the target's "
+                "own law; the witness above is the exact engine's decode"))
+        elif refutation is not None and unconfirmed:
+            refutation = dataclasses.replace(refutation, note=(
+                f"{len(unconfirmed)} region(s) of longer states were left "
+                f"undecided; the bias formula is this step's followed by the "
+                f"target's own law. The first: {unconfirmed[0]}"))
         if refutation is None and unconfirmed:
             msg = (f"{len(unconfirmed)} region(s) could not be proved and no counterexample "
                    f"was confirmed by the exact engine; the first: {unconfirmed[0]}")
@@ -725,6 +752,16 @@ class _StepProver:
         return StepProofResult(self.v, self.horizon, refutation, c.states, c.cases, c.regions,
                                c.executions, c.lp_calls, c.cross_checks,
                                time.monotonic() - start)
+
+    def _refute(self, failures: list[_Failure], unconfirmed: list[str]
+                ) -> StepRefutation | None:
+        """The first failure the exact engine confirms; the others go to ``unconfirmed``."""
+        for failure in sorted(failures, key=lambda f: f.point is None):
+            refutation = None if failure.point is None else self.confirm(failure)
+            if refutation is not None:
+                return refutation
+            unconfirmed.append(self._why(failure))
+        return None
 
     def _why(self, failure: _Failure) -> str:
         region = " and ".join(map(str, failure.region)) or "every pair of models"
@@ -747,7 +784,7 @@ def _tidy(expr: Any) -> Any:
 
 def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | None = None,
                max_cases: int = 20_000, seed: int = 0,
-               merge_subtrees: bool = True) -> StepProofResult:
+               merge_subtrees: bool = True, first: bool = False) -> StepProofResult:
     """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
 
     For every pair of context-dependent target and draft models on
@@ -766,6 +803,13 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     is compared as one path; ``merge_subtrees=False`` compares every path
     on its own, for benchmarks and cross-checks: the verdict is the same.
 
+    States are checked longest first, so a refutation's bias formula is the
+    decode's own from its state.  ``first=True`` checks the shortest first
+    and stops at the first confirmed refutation: a bug of the step itself
+    shows at the empty prefix, before the longer states are paid for (the
+    bias formula is then the step's followed by the target's own law; the
+    witness is always the exact engine's decode).
+
     >>> from counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
     True
@@ -774,8 +818,9 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     check_integer(horizon, "horizon", min_value=1)
     check_integer(max_cases, "max_cases", min_value=1)
     check_type(merge_subtrees, "merge_subtrees", bool, "True or False")
+    check_type(first, "first", bool, "True or False")
     if not callable(step):
         msg = f"step={step!r} must be callable as step(target, draft, prefix, rng)"
         raise InvalidArgument(msg)
     return _StepProver(step, vocab_size, horizon, budget, max_cases, seed,
-                       merge_subtrees).run()
+                       merge_subtrees, first).run()

@@ -27,6 +27,7 @@ from verifier.errors import UnsupportedOperation
 from verifier.exact.random_source import LazyToken
 from verifier.exact.tree import Chooser
 from verifier.modes.symbolic.lp import solve_lp
+from verifier.modes.symbolic.nonlinear import local_relaxation_empty
 from verifier.modes.symbolic.random_source import SymbolicRandom
 from verifier.modes.symbolic.region import Constraint
 from verifier.modes.symbolic.signs import Decider, SignSet, poly_signs
@@ -124,6 +125,14 @@ def region_empty(space: StepSpace, region: Sequence[Constraint]) -> bool:
     see it.  A sound test, not a complete one.
     """
     region = tuple(region)
+    key = tuple(c.kid for c in region)
+    cached = space.empty_cache.get(key)
+    if cached is None:
+        cached = space.empty_cache[key] = _region_empty(space, region)
+    return cached
+
+
+def _region_empty(space: StepSpace, region: tuple[Constraint, ...]) -> bool:
     if not space.feasible(region):
         return True
     if all(c.lin is not None for c in region):
@@ -147,8 +156,13 @@ def region_empty(space: StepSpace, region: Sequence[Constraint]) -> bool:
             continue
         if not signs & _REL_SIGNS[c.rel]:
             return True
-    return _relaxation_empty(space, [(sympy.expand(_oriented(space, c).xreplace(substitution)),
-                                      c.rel) for i, c in enumerate(region) if i not in used])
+    if _relaxation_empty(space, [(sympy.expand(_oriented(space, c).xreplace(substitution)),
+                                  c.rel) for i, c in enumerate(region) if i not in used]):
+        return True
+    # Products of the constraints on the rows the nonlinear ones touch (nonlinear.py):
+    # p[a]_2 * p[b]_2 > q[b]_2 > p[b]_2 is impossible, but not to the relaxation above
+    # in the eliminated coordinates.
+    return local_relaxation_empty(space, region)
 
 
 def _relaxation_empty(space: StepSpace, rows: Sequence[tuple[Any, str]]) -> bool:

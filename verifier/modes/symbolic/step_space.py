@@ -85,6 +85,8 @@ class StepSpace(Space):
         self._invariants = {}
         self._lin_cache = {}
         self._group_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
+        #: step_source.region_empty's answers, by the constraints' ids in order.
+        self.empty_cache: dict[tuple[int, ...], bool] = {}
         self.lp_calls = 0
 
     def relabelled(self, key: frozenset[int]) -> frozenset[Any]:
