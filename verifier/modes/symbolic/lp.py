@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["LPError", "backend", "fraction_only", "solve_lp"]
+__all__ = ["LPError", "backend", "constrained_point", "fraction_only", "solve_lp"]
 
 try:  # gmpy2's mpq: the same exact rationals, 5-10x faster than Fraction on pivots.
     if os.environ.get("SPECEXACT_PURE_FRACTION"):
@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - gmpy2 is a dependency; Fraction is the
     _FAST = None
 
 _ZERO = Fraction(0)
+_ONE = Fraction(1)
 
 
 @contextlib.contextmanager
@@ -200,3 +201,46 @@ def _check(x: Sequence[Any], rows: Sequence[Sequence[Any]], m_ub: int) -> None:
     if not ok:  # pragma: no cover - a bug in the simplex above, never a silent answer
         msg = "internal error: the LP optimum violates its constraints"
         raise LPError(msg)
+
+
+def constrained_point(rows: Sequence[tuple[Sequence[Fraction], str]], width: int,
+                      objective: Sequence[Fraction] | None = None
+                      ) -> tuple[Fraction, ...] | None:
+    """A point ``x >= 0`` of ``width`` coordinates with ``lin . x + c rel 0`` for every
+    row ``(lin + [c], rel)`` (``rel`` one of ``>``, ``>=``, ``==``), or None.
+
+    Without ``objective``, strict rows hold strictly: one common slack
+    ``s <= 1`` is maximised and must end positive.  With ``objective`` the
+    point minimises it, strict rows taken as non-strict.
+    """
+    strict = objective is None and any(rel == ">" for _, rel in rows)
+    a_ub: list[list[Fraction]] = []
+    b_ub: list[Fraction] = []
+    a_eq: list[list[Fraction]] = []
+    b_eq: list[Fraction] = []
+    for lin, rel in rows:
+        coeffs = [-c for c in lin[:-1]]
+        if rel == "==":
+            a_eq.append([*coeffs, _ZERO] if strict else coeffs)
+            b_eq.append(lin[-1])
+            continue
+        # lin.x + c >= 0 (or > 0 with slack s)  <=>  -lin.x (+ s) <= c
+        if strict:
+            coeffs.append(_ONE if rel == ">" else _ZERO)
+        a_ub.append(coeffs)
+        b_ub.append(lin[-1])
+    if strict:
+        a_ub.append([_ZERO] * width + [_ONE])
+        b_ub.append(_ONE)
+        cost = [_ZERO] * width + [-_ONE]
+    elif objective is not None:
+        cost = list(objective)
+    else:
+        cost = [_ZERO] * width
+    solved = solve_lp(cost, a_ub, b_ub, a_eq, b_eq)
+    if solved is None:
+        return None
+    value, solution = solved
+    if strict and not value < 0:
+        return None
+    return solution[:width]

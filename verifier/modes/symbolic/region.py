@@ -24,7 +24,7 @@ from typing import Any, Literal
 import sympy
 
 from verifier.errors import UnsupportedOperation
-from verifier.modes.symbolic.lp import solve_lp
+from verifier.modes.symbolic.lp import constrained_point
 
 __all__ = ["Constraint", "Lin", "Point", "Space"]
 
@@ -330,39 +330,8 @@ class Space:
             ok = all(lin[-1] > 0 if rel == ">" else lin[-1] >= 0 if rel == ">=" else lin[-1] == 0
                      for lin, rel in rows)
             return () if ok else None
-        strict = any(rel == ">" for _, rel in rows) and objective is None
-        a_ub: list[list[Fraction]] = []
-        b_ub: list[Fraction] = []
-        a_eq: list[list[Fraction]] = []
-        b_eq: list[Fraction] = []
-        one, zero = Fraction(1), _ZERO
-        for lin, rel in rows:
-            coeffs = [-c for c in lin[:-1]]
-            if rel == "==":
-                a_eq.append([*coeffs, zero] if strict else coeffs)
-                b_eq.append(lin[-1])
-                continue
-            # lin.x + c >= 0 (or > 0 with slack s)  <=>  -lin.x (+ s) <= c
-            if strict:
-                coeffs.append(one if rel == ">" else zero)
-            a_ub.append(coeffs)
-            b_ub.append(lin[-1])
-        if strict:
-            a_ub.append([zero] * n + [one])
-            b_ub.append(one)
-            cost = [zero] * n + [-one]
-        elif objective is not None:
-            cost = list(objective)
-        else:
-            cost = [zero] * n
         self.lp_calls += 1
-        solved = solve_lp(cost, a_ub, b_ub, a_eq, b_eq)
-        if solved is None:
-            return None
-        value, solution = solved
-        if strict and not value < 0:
-            return None
-        return solution[:n]
+        return constrained_point(rows, n, objective)
 
     # -- points ------------------------------------------------------------------
 

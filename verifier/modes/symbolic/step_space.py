@@ -23,7 +23,7 @@ from typing import Any
 
 import sympy
 
-from verifier.modes.symbolic.lp import solve_lp
+from verifier.modes.symbolic.lp import constrained_point
 from verifier.modes.symbolic.region import Constraint, Lin, Rel, Space
 
 __all__ = ["RowKey", "StepSpace", "row_symbols"]
@@ -184,43 +184,17 @@ class StepSpace(Space):
         rows = [(lin, rel) for lin, rel in rows if any(lin[:-1])]
         if not columns:
             return tuple(full)
-        m = len(columns)
-        strict = any(rel == ">" for _, rel in rows) and objective is None
-        a_ub: list[list[Fraction]] = []
-        b_ub: list[Fraction] = []
-        a_eq: list[list[Fraction]] = []
-        b_eq: list[Fraction] = []
         expanded = [([lin[j] for j in columns] + [lin[-1]], rel) for lin, rel in rows]
         if self.vocab_size > 1:
             for r in used:
                 own = set(self.row_vars[r])
                 expanded.append(([-_ONE if j in own else _ZERO for j in columns] + [_ONE], ">="))
-        for coeffs, rel in expanded:
-            neg = [-c for c in coeffs[:-1]]
-            if rel == "==":
-                a_eq.append([*neg, _ZERO] if strict else neg)
-                b_eq.append(coeffs[-1])
-                continue
-            if strict:
-                neg.append(_ONE if rel == ">" else _ZERO)
-            a_ub.append(neg)
-            b_ub.append(coeffs[-1])
-        if strict:
-            a_ub.append([_ZERO] * m + [_ONE])
-            b_ub.append(_ONE)
-            cost = [_ZERO] * m + [-_ONE]
-        elif objective is not None:
-            cost = [objective[j] for j in columns]
-        else:
-            cost = [_ZERO] * m
         self.lp_calls += 1
-        solved = solve_lp(cost, a_ub, b_ub, a_eq, b_eq)
-        if solved is None:
+        solution = constrained_point(expanded, len(columns), None if objective is None
+                                     else [objective[j] for j in columns])
+        if solution is None:
             return None
-        value, solution = solved
-        if strict and not value < 0:
-            return None
-        for j, x in zip(columns, solution[:m], strict=True):
+        for j, x in zip(columns, solution, strict=True):
             full[j] = x
         return tuple(full)
 
