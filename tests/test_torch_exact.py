@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from verifier.errors import UnsupportedOperation
+from verifier.errors import SamplerRaised, UnsupportedOperation
 from verifier.exact.engine import output_distribution
 from verifier.modes.torch_exact import check_torch_sampler, torch_output_distribution
 
@@ -240,44 +240,33 @@ def test_tiny_residual_floor_fails_on_support() -> None:
     assert verdict.exact_law is not None and verdict.exact_law[2] > 0
 
 
-def _reseeded_rng(p: Any, q: Any, rng: Any) -> Any:
-    """The law ``reseeded`` really has: one uniform for draft, test and residual."""
-    u = rng.random()
-    acc, x = F(0), len(q) - 1
-    for i, w in enumerate(q):
-        acc += w
-        if u < acc:
-            x = i
-            break
-    if u < p[x] / q[x]:
-        return x
-    r = [max(a - b, F(0)) for a, b in zip(p, q, strict=True)]
-    total = sum(r, F(0))
-    acc, y = F(0), len(r) - 1
-    for i, w in enumerate(r):
-        acc += w / total
-        if u < acc:
-            return i
-    return y
+def test_a_seed_set_during_the_call_is_fixed_randomness() -> None:
+    # Real torch draws the same numbers on every call after manual_seed(1234): the
+    # output is a fixed function of p and q, whatever law a fresh stream would give.
+    with pytest.raises(SamplerRaised, match="manual_seed\\(1234\\) during the call"):
+        torch_output_distribution(reseeded, P, Q, uniform="continuous")
+    verdict = check_torch_sampler(reseeded, P, Q)
+    assert not verdict.passed and verdict.severity == "crash"
+    assert "FixedRandomness" in str(verdict.findings[0].crash)
 
 
-def test_manual_seed_before_each_draw_replays_one_uniform() -> None:
-    law = torch_output_distribution(reseeded, P, Q, uniform="continuous")
-    assert law == output_distribution(_reseeded_rng, P, Q)
-    assert law != dict(enumerate(P))
-    assert not check_torch_sampler(reseeded, P, Q).passed
-
-
-def test_generator_argument_and_reseeding_it() -> None:
+def test_reseeding_the_handed_generator_or_making_one_is_fixed_randomness() -> None:
     def reseeds_generator(p: torch.Tensor, q: torch.Tensor, g: torch.Generator) -> Any:
         g.manual_seed(7)
-        x = torch.multinomial(q, 1, generator=g)
-        g.manual_seed(7)
-        y = torch.multinomial(q, 1, generator=g)  # the same draw again
-        return x if int(x) == int(y) else -1
+        return torch.multinomial(q, 1, generator=g)
 
-    law = torch_output_distribution(reseeds_generator, P, Q)
-    assert -1 not in law and dict(law.items()) == dict(enumerate(Q))
+    def own_generator(p: torch.Tensor, q: torch.Tensor) -> Any:
+        return torch.multinomial(q, 1, generator=torch.Generator())
+
+    with pytest.raises(SamplerRaised, match="re-seeded with manual_seed\\(7\\)"):
+        torch_output_distribution(reseeds_generator, P, Q)
+    with pytest.raises(SamplerRaised, match="a torch.Generator the code created"):
+        torch_output_distribution(own_generator, P, Q)
+
+    def uses_it(p: torch.Tensor, q: torch.Tensor, g: torch.Generator) -> Any:
+        return torch.multinomial(q, 1, generator=g)  # the handed generator: random
+
+    assert dict(torch_output_distribution(uses_it, P, Q).items()) == dict(enumerate(Q))
 
 
 def test_exponential_on_an_advanced_index_copy_reads_empty_like() -> None:
@@ -377,7 +366,10 @@ def test_deliberately_broken_rule_is_caught() -> None:
 
 def test_global_rng_is_untouched_by_exact_mode() -> None:
     before = torch.random.get_rng_state()
-    torch_output_distribution(reseeded, P, Q)
+    with pytest.raises(SamplerRaised):
+        torch_output_distribution(reseeded, P, Q)  # re-seeds torch's global generator
+    assert torch.equal(before, torch.random.get_rng_state())
+    torch_output_distribution(textbook_multinomial, P, Q)
     assert torch.equal(before, torch.random.get_rng_state())
 
 
@@ -430,7 +422,7 @@ def test_without_torch_mode_the_engine_cannot_judge_torch_code() -> None:
     assert not verdict.passed and isinstance(verdict.crash, SamplerFailure)
 
 
-def test_seeding_to_the_process_seed_before_the_first_draw_still_replays() -> None:
+def test_seeding_to_the_process_seed_twice_is_fixed_randomness() -> None:
     def seeded_twice(p: torch.Tensor, q: torch.Tensor) -> Any:
         torch.manual_seed(torch.initial_seed())  # the seed the generator already has
         u = torch.rand(1)
@@ -439,7 +431,8 @@ def test_seeding_to_the_process_seed_before_the_first_draw_still_replays() -> No
         return 0 if bool(u == v) else 1
 
     torch.manual_seed(5)
-    assert dict(torch_output_distribution(seeded_twice, P, Q).items()) == {0: 1}
+    with pytest.raises(SamplerRaised, match="FixedRandomness"):
+        torch_output_distribution(seeded_twice, P, Q)
 
 
 def test_randint_uniform_and_bernoulli_draws_are_exact() -> None:

@@ -188,7 +188,14 @@ class _Run:
             except ForeignRandomAPI:
                 raise  # written for another random API: no verdict, the mode that fits
             except Exception as exc:
-                msg = f"the code under test raised {describe_exception(exc)}"
+                if isinstance(exc, SamplerFailure):
+                    # A finding of the exact model at one of the code's operations (a NaN
+                    # reaching a token, uninitialised memory read, fixed randomness):
+                    # real torch goes on silently there.
+                    msg = (f"the code under test hit {type(exc).__name__} (found by the exact "
+                           f"model; real torch raises nothing and goes on): {exc}")
+                else:
+                    msg = f"the code under test raised {describe_exception(exc)}"
                 if explain is not None:
                     msg += explain(exc)
                 if _proxy_refused(exc):

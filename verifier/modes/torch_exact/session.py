@@ -19,7 +19,7 @@ import torch
 from verifier.exact.random_source import ExactRandom
 from verifier.modes.torch_exact.noise import NoiseRecord, UniformRecord
 from verifier.modes.torch_exact.tensor import GRID_BITS
-from verifier.modes.torch_exact.values import rng_var, unsupported
+from verifier.modes.torch_exact.values import FixedRandomness, rng_var, unsupported
 
 __all__ = ["Session", "UniformMode", "current_session", "session"]
 
@@ -53,11 +53,23 @@ class Session:
         self._marker: dict[int, torch.Tensor] = {}
         self._streams: dict[Hashable, _Stream] = {}
         self._current: dict[int, tuple[_Stream, list[int]]] = {}
+        #: Generators handed to the code (their streams are the random ones).
+        self._provided: set[int] = set()
+        #: Why each stream is fixed (seeded by the code during the call), by stream.
+        self._fixed: dict[int, str] = {}
         self.watch(torch.default_generator)
 
     def watch(self, gen: torch.Generator) -> None:
-        """Remember a generator's state, to restore it when the execution ends."""
+        """Remember a generator's state, to restore it when the execution ends.
+
+        Generators watched before the code draws are the ones it is handed
+        (and torch's global one): their streams are random.  A stream the
+        code seeds itself during the call (``manual_seed`` of a fixed value,
+        or a ``torch.Generator()`` it creates) is fixed: real torch would draw
+        the same numbers on every call.
+        """
         self._saved.setdefault(id(gen), (gen, gen.get_state()))
+        self._provided.add(id(gen))
 
     # -- streams ------------------------------------------------------------
 
@@ -70,13 +82,25 @@ class Session:
         if marker is not None and torch.equal(state, marker):
             return self._current[gid]
         seed = gen.initial_seed()
+        fixed = None
         if torch.equal(state, _fresh_state(seed)):
             key: Hashable = (gid, seed)  # just seeded (again): replay from slot 0
+            start = self._saved[gid][1]
+            which = ("torch's global generator" if gen is torch.default_generator
+                     else "a generator")
+            if gid not in self._provided:
+                fixed = (f"a torch.Generator the code created during the call (seed {seed})"
+                         if gen is not torch.default_generator else
+                         f"torch's global generator seeded with {seed}")
+            elif key in self._streams or not torch.equal(start, state):
+                fixed = f"{which} the code re-seeded with manual_seed({seed}) during the call"
         else:
             # A state we cannot place in any seed's stream (the process's own
             # generator at the start, or a set_state): its own stream.
             key = (gid, "state", bytes(state.numpy().tobytes()))
         stream = self._streams.setdefault(key, _Stream())
+        if fixed is not None:
+            self._fixed[id(stream)] = fixed
         current = (stream, [0])
         self._current[gid] = current
         return current
@@ -94,6 +118,13 @@ class Session:
         if not isinstance(gen, torch.Generator):
             raise unsupported(f"generator={gen!r} (not a torch.Generator)")
         stream, pos = self._stream(gen)
+        fixed = self._fixed.get(id(stream))
+        if fixed is not None:
+            msg = (f"the code draws from {fixed}: real torch draws the same numbers on "
+                   "every call from a seed set during the call, so the output is a fixed "
+                   "function of the inputs, not a sample (hand the generator in, or seed it "
+                   "once outside the sampler)")
+            raise FixedRandomness(msg)
         out: list[Any] = []
         for _ in range(count):
             i = pos[0]

@@ -32,6 +32,7 @@ from verifier.errors import SamplerFailure, UnsupportedOperation
 from verifier.exact.random_source import ExactRandom, LazyToken
 
 __all__ = [
+    "FixedRandomness",
     "LogR",
     "NanFlag",
     "NonFiniteValue",
@@ -97,6 +98,11 @@ class NonFiniteValue(SamplerFailure):
 
 class UninitialisedRead(SamplerFailure):
     """A value of ``torch.empty``-like memory that was never written was read."""
+
+
+class FixedRandomness(SamplerFailure):
+    """A draw from a generator the code seeded itself with a fixed seed during the call:
+    every call draws the same numbers, so the output is a fixed function of the inputs."""
 
 
 # --------------------------------------------------------------------------
