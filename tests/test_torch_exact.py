@@ -260,7 +260,7 @@ def test_reseeding_the_handed_generator_or_making_one_is_fixed_randomness() -> N
 
     with pytest.raises(SamplerRaised, match="re-seeded with manual_seed\\(7\\)"):
         torch_output_distribution(reseeds_generator, P, Q)
-    with pytest.raises(SamplerRaised, match="a torch.Generator the code created"):
+    with pytest.raises(SamplerRaised, match=r"a torch\.Generator the code created"):
         torch_output_distribution(own_generator, P, Q)
 
     def uses_it(p: torch.Tensor, q: torch.Tensor, g: torch.Generator) -> Any:
