@@ -161,6 +161,9 @@ def _horizon_note(horizon: int, longest: int | None, given: bool) -> str:
                 f"tokens a call, capped at {MAX_AUTO_HORIZON} to keep the joint law small; "
                 f"pass horizon={longest} (--horizon {longest}) to judge all of them)")
     tokens = "1 token" if longest == 1 else f"{longest} tokens"
+    if longest < horizon:
+        return (f" with horizon {horizon} (the smallest chosen: the step's longest output on "
+                f"the edge cases is {tokens}, and {horizon} tokens span two or more calls)")
     return (f" with horizon {horizon} (chosen from the step: its longest output on the edge "
             f"cases is {tokens})")
 

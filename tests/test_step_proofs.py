@@ -223,16 +223,40 @@ def test_json_of_a_refutation_keeps_exact_numbers():
 def test_first_checks_the_empty_prefix_first_and_says_so():
     # Longest first: the draft-only bug is found at a state after one token, with the
     # decode's own bias formula.
-    full = prove_step(draft_only, 2, 2)
+    full = prove_step(draft_only, 2, 2, search_first=False)
     assert full.refutation is not None and len(full.refutation.prefix) == 1
     assert full.refutation.note is None
-    quick = prove_step(draft_only, 2, 2, first=True)
+    quick = prove_step(draft_only, 2, 2, first=True, search_first=False)
     ref = quick.refutation
     assert ref is not None and ref.prefix == () and quick.states == 1
     assert ref.note is not None and "longer states were not checked" in ref.note
     _confirmed(draft_only, quick)
     # A right step is proved whatever the order.
     assert prove_step(chain1, 2, 2, first=True).proved
+
+
+@pytest.mark.parametrize("step", [draft_only, shifted_context, second_token_unchecked])
+def test_a_witness_of_the_exact_engine_guides_the_refutation(step):
+    guided = prove_step(step, 2, 2)
+    alone = prove_step(step, 2, 2, search_first=False)
+    assert guided.status == alone.status == "refuted"
+    ref = guided.refutation
+    assert ref is not None and ref.note is not None and "found first" in ref.note
+    _confirmed(step, guided)
+    if ref.crash is None:  # the bias formula is nonzero at the witness rows
+        assert _at_witness(ref.bias, ref) != 0
+
+
+def _at_witness(expr, ref):
+    """A formula in p[prefix]_i, q[prefix]_i at the refutation's witness rows."""
+    values = {}
+    for symbol in expr.free_symbols:
+        name, rest = str(symbol).split("[", 1)
+        inside, token = rest.split("]_")
+        prefix = tuple(int(t) for t in inside.split(",") if t)
+        rows = ref.target_rows if name == "p" else ref.draft_rows
+        values[symbol] = rows.get(prefix, ref.default)[int(token)]
+    return expr.xreplace(values)
 
 
 # ---- the CLI --------------------------------------------------------------------------
@@ -301,9 +325,9 @@ PROVED = [("chain-gamma1", 2, 2), ("chain-gamma1", 2, 3), ("chain-gamma2", 2, 2)
           ("chain-gamma2", 2, 3), ("chain-gamma3", 2, 2), ("chain-gamma3", 2, 3),
           ("chain-gamma1", 3, 2), ("chain-gamma2", 3, 2), ("chain-gamma3", 3, 2),
           ("block-verification", 2, 2)]
+# block-no-ptau is wrong only from V = 3 on.
 REFUTED = [("shared-uniform", 2, 2), ("stale-context-fallback", 2, 2),
-           ("bonus-from-residual", 2, 2)]
-# block-no-ptau is wrong only from V = 3 on; its proof there did not finish in 30 minutes.
+           ("bonus-from-residual", 2, 2), ("block-no-ptau", 3, 2)]
 
 
 @pytest.mark.slow
@@ -322,6 +346,10 @@ def test_issue_targets_refuted(name, v, horizon):
     result = prove_step(step, v, horizon)
     assert result.status == "refuted"
     _confirmed(step, result)
+    if v == 2:  # region by region too, without the exact engine's witness first
+        alone = prove_step(step, v, horizon, search_first=False)
+        assert alone.status == "refuted"
+        _confirmed(step, alone)
 
 
 def test_cli_first_on_a_step(capsys):
@@ -332,7 +360,7 @@ def test_cli_first_on_a_step(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "state: prefix () (the first step)" in out
-    assert "stopped at the first refutation" in out
+    assert "found first by the exact engine" in out
     code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "2",
                  "--uniform-bits", "8"])
     assert code == 2

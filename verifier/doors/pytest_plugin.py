@@ -45,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--specexact-seed", type=int, default=None, metavar="N",
                     help="seed of the search (default: --hypothesis-seed, else 0)")
     group.addoption("--specexact-vocab-sizes", default=None, metavar="A..B",
-                    help="vocabulary sizes (default 2..4 for samplers, 2..3 for steps)")
+                    help="vocabulary sizes (default 2..5 for samplers, 2..3 for steps)")
     group.addoption("--specexact-horizon", type=int, default=None, metavar="N",
                     help="horizon of step assertions (default 3)")
     for name, text in _INI.items():

@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "models over two vocabularies of strings, judged on the law of "
                             "the emitted text")
     audit.add_argument("--vocab-sizes", metavar="A..B",
-                       help="vocabulary sizes to cover (default 2..4 for samplers, "
+                       help="vocabulary sizes to cover (default 2..5 for samplers, "
                             "2..3 for steps, 2..4 tokens per vocabulary for cross-vocab)")
     audit.add_argument("--horizon", type=_positive_int, metavar="N",
                        help="steps: number of emitted tokens whose joint law is compared; "

@@ -75,7 +75,7 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
 def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
                budget: Budget | None = None, max_cases: int = 20_000,
                seed: int = 0, merge_subtrees: bool = True,
-               first: bool = False) -> StepProofResult:
+               first: bool = False, search_first: bool = True) -> StepProofResult:
     """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
 
     For every pair of context-dependent target and draft models on
@@ -95,7 +95,9 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     ``first=True`` checks the shortest states first and stops at the first
     confirmed refutation (then the bias formula is the step's own law
     followed by the target's; without it states go longest first and the
-    formula is the decode's own).
+    formula is the decode's own).  The exact engine first decodes random
+    rational models; a witness it finds guides the refutation to its region
+    (``search_first=False`` skips that).
 
     >>> from counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
@@ -104,7 +106,8 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     from verifier.modes.symbolic.step_prover import prove_step as _prove_step
 
     return _prove_step(step, vocab_size, horizon, budget=budget, max_cases=max_cases,
-                       seed=seed, merge_subtrees=merge_subtrees, first=first)
+                       seed=seed, merge_subtrees=merge_subtrees, first=first,
+                       search_first=search_first)
 
 
 def __getattr__(name: str) -> Any:

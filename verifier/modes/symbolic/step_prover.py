@@ -81,6 +81,8 @@ _CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "t
                             "rollback", "reset"})
 #: Rows one state may allocate before the proof gives up (a step reading ever deeper).
 _MAX_ROWS = 4000
+#: Random model pairs the exact engine decodes before the proof, looking for a witness.
+_NUMERIC_TRIES = 48
 
 
 class _BadOutput(Exception):
@@ -220,10 +222,16 @@ def _merge(leaves: list[_Leaf], depth: int) -> list[_Leaf]:
 
 class _StepProver:
     def __init__(self, step: Step, vocab_size: int, horizon: int, budget: Budget | None,
-                 max_cases: int, seed: int, merge: bool = True, first: bool = False) -> None:
+                 max_cases: int, seed: int, merge: bool = True, first: bool = False,
+                 search_first: bool = True) -> None:
         self.step = step
         self.merge = merge
         self.first = first
+        self.search_first = search_first
+        #: Models on which the exact engine shows a bias (see numeric_witness), and the
+        #: current space's point of them: the proof then follows that point only.
+        self.guide: tuple[TableModel, TableModel] | None = None
+        self.point: tuple[Fraction, ...] | None = None
         self.v = vocab_size
         self.horizon = horizon
         self.budget = budget
@@ -269,6 +277,7 @@ class _StepProver:
                        "no verdict")
                 raise Undecided(msg)
             self.space = StepSpace(self.v, rows)
+            self.point = None if self.guide is None else self.point_of(self.space, *self.guide)
             try:
                 failures = self._prove_state(prefix, m)
             except MissingRow as missing:
@@ -303,8 +312,17 @@ class _StepProver:
                 self.counts.cases -= 1
                 children = [(*cell, s) for s in split.sides
                             if possible(self.space, cell, s)]
+                if self.point is not None:
+                    here = [c for c in children if self.space.contains(c[-1:], self.point)]
+                    children = here or children
                 stack.extend(reversed(children))
                 continue
+            if self.point is not None:
+                # Guided: the leaves are the paths of the point's sides; their region
+                # is where the formulas below are the step's law.
+                sides = {c.kid: c for leaf in leaves for c in leaf.sides}
+                cell = (*cell, *(c for k, c in sides.items()
+                                 if k not in {d.kid for d in cell}))
             crashes = [leaf for leaf in leaves if leaf.crash is not None]
             found = self.compare(prefix, m, cell, [leaf for leaf in leaves if leaf.crash is None])
             if found and found[0].point is not None:
@@ -328,9 +346,12 @@ class _StepProver:
         region = (*cell, *leaf.local)
         if region_empty(space, region):
             return None
-        for x in space.sample_points(region, 24, self.rng):
+        points = space.sample_points(region, 24, self.rng)
+        if self.point is not None:
+            points.insert(0, self.point)
+        for x in points:
             if space.contains(region, x):
-                y = space.simplest_point(region, x)
+                y = x if x is self.point else space.simplest_point(region, x)
                 return _Failure(prefix, region, (), None, y, space, leaf.crash)
         return _Failure(prefix, region, (), None, None, space, leaf.crash)
 
@@ -341,7 +362,7 @@ class _StepProver:
         step, v = self.step, self.v
 
         def execute(chooser: Chooser) -> Any:
-            decider = LocalDecider(space, cell, chooser)
+            decider = LocalDecider(space, cell, chooser, self.point)
             rng = SymbolicRandom(chooser, decider)
             missing: list[RowKey] = []
             target = SymbolicModel("p", space, rng, missing)
@@ -570,7 +591,14 @@ class _StepProver:
                 bias = self.reduce(total, self.equalities((*region, *implicit)))
         if bias != 0 and any(c.lin is None and c.rel == "==" for c in region):
             bias = self.modulo_equalities(bias, region)
-        if bias != 0:
+        if bias != 0 and self.point is not None:
+            # Guided: the region and its formulas are the witness's; only its own
+            # point may stand for the failure (another point of the formula's region
+            # would not be the witness the exact engine confirms).
+            value = fraction(sympy.sympify(bias).xreplace(self.space.values(self.point)))
+            if value:
+                failures.append(_Failure(prefix, region, z, bias, self.point, self.space))
+        elif bias != 0:
             failures.append(self.witness_point(prefix, z, region, bias))
 
     def modulo_equalities(self, bias: Any, region: Sequence[Constraint]) -> Any:
@@ -649,6 +677,8 @@ class _StepProver:
         """
         space = self.space
         points = [x for x in space.sample_points(cell, 6, self.rng) if space.contains(cell, x)]
+        if self.point is not None:
+            points = [self.point]  # guided: the leaves are the point's paths only
         default = tuple(Fraction(1, self.v) for _ in range(self.v))
         for x in points[:2]:
             values = space.values(x)
@@ -693,47 +723,119 @@ class _StepProver:
         for _ in range(2):
             ws = [self.rng.randint(1, 5) for _ in range(self.v)]
             defaults.append(tuple(Fraction(w, sum(ws)) for w in ws))
+        tries: list[tuple[TableModel, TableModel, dict[Prefix, tuple[Fraction, ...]],
+                          dict[Prefix, tuple[Fraction, ...]], tuple[Fraction, ...]]] = []
+        if self.guide is not None:
+            gt, gd = self.guide
+            default = gt.default or defaults[0]
+            tries.append((gt, gd, dict(gt.rows), dict(gd.rows), default))
         for x in points:
             for default in defaults:
-                target, draft, p_rows, q_rows = self.models_at(space, x, default)
-                expected = target_distribution(target, self.horizon)
-                crash = None
-                try:
-                    decoded = decode_distribution(self.step, target, draft, self.horizon)
-                except SamplerFailure as error:
-                    crash = str(error).splitlines()[0]
-                    decoded = Distribution()
-                if crash is None and decoded == expected:
-                    continue
-                first = first_bias = None
-                if crash is None:
-                    for seq in sorted(set(decoded) | set(expected)):  # type: ignore[type-var]
-                        diff = decoded.get(seq, Fraction(0)) - expected.get(seq, Fraction(0))
-                        if diff:
-                            first, first_bias = seq, diff
-                            break
-                return StepRefutation(
-                    failure.prefix, failure.region, failure.sequence,
-                    None if failure.bias is None else _tidy(failure.bias),
-                    p_rows, q_rows, default, decoded, expected, first,  # type: ignore[arg-type]
-                    first_bias, crash)
+                tries.append((*self.models_at(space, x, default), default))
+        for target, draft, p_rows, q_rows, default in tries:
+            expected = target_distribution(target, self.horizon)
+            crash = None
+            try:
+                decoded = decode_distribution(self.step, target, draft, self.horizon)
+            except SamplerFailure as error:
+                crash = str(error).splitlines()[0]
+                decoded = Distribution()
+            if crash is None and decoded == expected:
+                continue
+            first = first_bias = None
+            if crash is None:
+                for seq in sorted(set(decoded) | set(expected)):  # type: ignore[type-var]
+                    diff = decoded.get(seq, Fraction(0)) - expected.get(seq, Fraction(0))
+                    if diff:
+                        first, first_bias = seq, diff
+                        break
+            return StepRefutation(
+                failure.prefix, failure.region, failure.sequence,
+                None if failure.bias is None else _tidy(failure.bias),
+                p_rows, q_rows, default, decoded, expected, first,  # type: ignore[arg-type]
+                first_bias, crash)
         return None
 
     # -- all states --------------------------------------------------------------------
 
+    # -- a witness first, when the exact engine finds one ------------------------------
+
+    def numeric_witness(self) -> tuple[TableModel, TableModel] | None:
+        """Rational models on which the exact decode differs from the target's law (or
+        raises), among a fixed number drawn from the proof's seed.
+
+        Rows have small integer weights, zeros common; a quarter of the draft
+        rows equal the target's at their prefix.  Every other pair of models
+        (the first included: its witness reads simplest) is context-free: one
+        target row and one draft row at every prefix listed, deeper prefixes
+        sharing one default row.
+        Any error other than the step's own failure ends the search (the proof
+        then decides alone).
+        """
+        v = self.v
+        depth = self.horizon + 1
+        prefixes = [p for d in range(depth + 1) for p in itertools.product(range(v), repeat=d)]
+
+        def row() -> tuple[Fraction, ...]:
+            ws = [self.rng.choice((0, 0, 1, 1, 2, 3, 4)) for _ in range(v)]
+            if not any(ws):
+                ws[self.rng.randrange(v)] = 1
+            return tuple(Fraction(w, sum(ws)) for w in ws)
+
+        def pair() -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+            p = row()
+            return p, (p if self.rng.random() < 1 / 4 else row())
+
+        budget = Budget(max_executions=20_000)
+        for attempt in range(_NUMERIC_TRIES):
+            if attempt % 2 == 0:
+                shared = pair()
+                pairs = dict.fromkeys(prefixes, shared)
+            else:
+                pairs = {prefix: pair() for prefix in prefixes}
+            p_rows = {prefix: pq[0] for prefix, pq in pairs.items()}
+            q_rows = {prefix: pq[1] for prefix, pq in pairs.items()}
+            default = row()
+            target = TableModel(p_rows, default=default)  # type: ignore[arg-type]
+            draft = TableModel(q_rows, default=default)  # type: ignore[arg-type]
+            try:
+                decoded = decode_distribution(self.step, target, draft, self.horizon,
+                                              budget=budget)
+            except SamplerFailure:
+                return target, draft
+            except Exception:
+                return None
+            if decoded != target_distribution(target, self.horizon):
+                return target, draft
+        return None
+
+    def point_of(self, space: StepSpace, target: TableModel, draft: TableModel
+                 ) -> tuple[Fraction, ...]:
+        """The space's coordinates of two models' rows."""
+        x: list[Fraction] = []
+        for name, prefix in space.rows:
+            row = (target if name == "p" else draft)(prefix)
+            x.extend(Fraction(r) for r in row[:-1])
+        return tuple(x)
+
     def run(self) -> StepProofResult:
         start = time.monotonic()
-        unconfirmed: list[str] = []
-        refutation = None
-        lengths = range(self.horizon) if self.first else range(self.horizon - 1, -1, -1)
-        for length in lengths:
-            for prefix in itertools.product(range(self.v), repeat=length):
-                self.counts.states += 1
-                refutation = self._refute(self.prove_state(prefix), unconfirmed)
-                if refutation is not None:
-                    break
+        self.guide = self.numeric_witness() if self.search_first else None
+        if self.guide is not None:
+            # The step is wrong: follow the witness's regions only (a handful of
+            # executions per state instead of every region of every state).
+            unconfirmed: list[str] = []
+            refutation = self._states(unconfirmed)
             if refutation is not None:
-                break
+                refutation = dataclasses.replace(refutation, note=(
+                    "found first by the exact engine on random rational models; the proof "
+                    "then followed that witness: the region is the one it lies in, and the "
+                    "bias formula is exact there (the step's law followed by the target's "
+                    "own law)"))
+                return self._result(refutation, start)
+            self.guide = self.point = None  # the witness's bias was not located: prove
+        unconfirmed = []
+        refutation = self._states(unconfirmed)
         if refutation is not None and self.first and len(refutation.prefix) < self.horizon - 1:
             refutation = dataclasses.replace(refutation, note=(
                 "stopped at the first refutation (first=True): longer states were not "
@@ -748,10 +850,26 @@ class _StepProver:
             msg = (f"{len(unconfirmed)} region(s) could not be proved and no counterexample "
                    f"was confirmed by the exact engine; the first: {unconfirmed[0]}")
             raise Undecided(msg)
+        return self._result(refutation, start)
+
+    def _result(self, refutation: StepRefutation | None, start: float) -> StepProofResult:
         c = self.counts
         return StepProofResult(self.v, self.horizon, refutation, c.states, c.cases, c.regions,
                                c.executions, c.lp_calls, c.cross_checks,
                                time.monotonic() - start)
+
+    def _states(self, unconfirmed: list[str]) -> StepRefutation | None:
+        """Every state, longest first (shortest first with ``first``), to the first
+        confirmed refutation."""
+        refutation = None
+        lengths = range(self.horizon) if self.first else range(self.horizon - 1, -1, -1)
+        for length in lengths:
+            for prefix in itertools.product(range(self.v), repeat=length):
+                self.counts.states += 1
+                refutation = self._refute(self.prove_state(prefix), unconfirmed)
+                if refutation is not None:
+                    return refutation
+        return None
 
     def _refute(self, failures: list[_Failure], unconfirmed: list[str]
                 ) -> StepRefutation | None:
@@ -784,7 +902,8 @@ def _tidy(expr: Any) -> Any:
 
 def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | None = None,
                max_cases: int = 20_000, seed: int = 0,
-               merge_subtrees: bool = True, first: bool = False) -> StepProofResult:
+               merge_subtrees: bool = True, first: bool = False,
+               search_first: bool = True) -> StepProofResult:
     """Prove that decoding with ``step`` gives the target's joint law of ``horizon`` tokens.
 
     For every pair of context-dependent target and draft models on
@@ -810,6 +929,13 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     bias formula is then the step's followed by the target's own law; the
     witness is always the exact engine's decode).
 
+    Before the proof, the exact engine decodes a fixed number of random
+    rational model pairs (drawn from ``seed``); when one shows a bias, the
+    proof follows that witness's regions only, so a wrong step is refuted
+    in a few executions per state, with the region the witness lies in and
+    the exact bias formula there.  ``search_first=False`` skips this (the
+    verdict is the same; the refutation is then found region by region).
+
     >>> from counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
     True
@@ -819,8 +945,9 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     check_integer(max_cases, "max_cases", min_value=1)
     check_type(merge_subtrees, "merge_subtrees", bool, "True or False")
     check_type(first, "first", bool, "True or False")
+    check_type(search_first, "search_first", bool, "True or False")
     if not callable(step):
         msg = f"step={step!r} must be callable as step(target, draft, prefix, rng)"
         raise InvalidArgument(msg)
     return _StepProver(step, vocab_size, horizon, budget, max_cases, seed,
-                       merge_subtrees, first).run()
+                       merge_subtrees, first, search_first).run()

@@ -280,9 +280,13 @@ class _DepthList(list[Constraint]):
 class LocalDecider(Decider):
     """A Decider whose undecided signs branch the execution, one region per side."""
 
-    def __init__(self, space: StepSpace, cell: Sequence[Constraint], chooser: Chooser) -> None:
+    def __init__(self, space: StepSpace, cell: Sequence[Constraint], chooser: Chooser,
+                 point: Sequence[Fraction] | None = None) -> None:
         super().__init__(space, cell)
         self.chooser = chooser
+        #: When set, a branch takes only the side holding at this point (a guided
+        #: refutation, see step_prover.py); the other sides are not explored.
+        self.point = point
         self.local: _DepthList = _DepthList(chooser)
         self.step_space = space
         #: Indices into ``local`` of the constraints that are region sides (the
@@ -310,6 +314,9 @@ class LocalDecider(Decider):
             # region is empty (nonlinear conditions), so the path has probability 0.
             self.empty = True
             raise EmptyRegion
+        if self.point is not None:
+            here = [c for c in live if self.step_space.contains((c,), self.point)]
+            live = here or live
         index = 0
         if len(live) > 1:
             index = self.chooser.choose(("sides", tuple(c.key() for c in live)),
