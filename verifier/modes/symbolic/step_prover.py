@@ -232,6 +232,7 @@ class _StepProver:
         #: current space's point of them: the proof then follows that point only.
         self.guide: tuple[TableModel, TableModel] | None = None
         self.point: tuple[Fraction, ...] | None = None
+        self.sides_taken: dict[int, Constraint] = {}
         self.v = vocab_size
         self.horizon = horizon
         self.budget = budget
@@ -318,10 +319,10 @@ class _StepProver:
                 stack.extend(reversed(children))
                 continue
             if self.point is not None:
-                # Guided: the leaves are the paths of the point's sides; their region
-                # is where the formulas below are the step's law.
-                sides = {c.kid: c for leaf in leaves for c in leaf.sides}
-                cell = (*cell, *(c for k, c in sides.items()
+                # Guided: the leaves are the paths of the point's sides; on the region
+                # of all of those sides (before merging: a merged subtree's pruned
+                # siblings must be excluded too) the formulas below are the step's law.
+                cell = (*cell, *(c for k, c in self.sides_taken.items()
                                  if k not in {d.kid for d in cell}))
             crashes = [leaf for leaf in leaves if leaf.crash is not None]
             found = self.compare(prefix, m, cell, [leaf for leaf in leaves if leaf.crash is None])
@@ -415,6 +416,8 @@ class _StepProver:
             leaf.depths = depths
             leaves.append(leaf)
         self.counts.executions += tree.executions
+        #: Every side the paths took, before merging (a guided region is all of them).
+        self.sides_taken = {c.kid: c for leaf in leaves for c in leaf.sides}
         return _merge(leaves, 0) if self.merge else leaves
 
     # -- the leaf's formula holds on its whole region ---------------------------------
