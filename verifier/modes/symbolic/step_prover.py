@@ -177,6 +177,19 @@ def _law_of_output(out: Any, prefix: Prefix, vocab_size: int, keep: int) -> dict
     return law
 
 
+class _Reading:
+    """A model that remembers the prefixes it was asked for."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.read: set[Prefix] = set()
+
+    def __call__(self, prefix: Sequence[int]) -> Any:
+        key = tuple(prefix)
+        self.read.add(key)
+        return self.model(key)
+
+
 def _same_law(a: dict[Prefix, Any], b: dict[Prefix, Any]) -> bool:
     return a.keys() == b.keys() and all(a[k] == b[k] for k in a)
 
@@ -736,15 +749,19 @@ class _StepProver:
             for default in defaults:
                 tries.append((*self.models_at(space, x, default), default))
         for target, draft, p_rows, q_rows, default in tries:
-            expected = target_distribution(target, self.horizon)
             crash = None
+            reads_p, reads_q = _Reading(target), _Reading(draft)
+            expected = target_distribution(reads_p, self.horizon)
             try:
-                decoded = decode_distribution(self.step, target, draft, self.horizon)
+                decoded = decode_distribution(self.step, reads_p, reads_q, self.horizon)
             except SamplerFailure as error:
                 crash = str(error).splitlines()[0]
                 decoded = Distribution()
             if crash is None and decoded == expected:
                 continue
+            # The witness shows the rows the decode read (every other one is unused).
+            p_rows = {k: r for k, r in p_rows.items() if k in reads_p.read}
+            q_rows = {k: r for k, r in q_rows.items() if k in reads_q.read}
             first = first_bias = None
             if crash is None:
                 for seq in sorted(set(decoded) | set(expected)):  # type: ignore[type-var]
