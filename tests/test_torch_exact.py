@@ -460,3 +460,11 @@ def test_item_values_compare_with_python_floats() -> None:
 
     law = torch_output_distribution(coin, P, Q)
     assert dict(law.items()) == {0: F(1, 4), 1: F(3, 4)}
+
+
+def test_rng_protocol_code_in_torch_mode_is_no_verdict_not_a_crash() -> None:
+    def rng_sampler(p: Any, q: Any, rng: Any) -> Any:
+        return rng.categorical(p)
+
+    with pytest.raises(UnsupportedOperation, match="audit it without --torch"):
+        torch_output_distribution(rng_sampler, P, Q)

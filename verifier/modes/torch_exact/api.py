@@ -25,7 +25,7 @@ import torch
 from verifier.distribution import Distribution
 from verifier.errors import InvalidArgument, SamplerFailure
 from verifier.exact.engine import enumerate_law
-from verifier.exact.random_source import ExactRandom, LazyToken
+from verifier.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import compare_laws
 from verifier.modes.floats import Finding, FloatVerdict, grid_tolerance, law_findings
@@ -118,9 +118,27 @@ def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fracti
                 generator = torch.Generator()
                 s.watch(generator)
                 args.append(generator)
-            return emitted(inner(*args))
+            return emitted(_call(inner, args))
 
     return run
+
+
+#: The rng protocol's methods: a torch.Generator lacking one was handed to rng code.
+_RNG_METHODS = frozenset({"random", "categorical", "bernoulli"})
+
+
+def _call(inner: Callable[..., Any], args: list[Any]) -> Any:
+    """``inner(*args)``; rng-protocol code handed a torch.Generator is no verdict, not a crash."""
+    try:
+        return inner(*args)
+    except AttributeError as error:
+        if isinstance(getattr(error, "obj", None), torch.Generator) and \
+                getattr(error, "name", None) in _RNG_METHODS:
+            msg = (f"the code called generator.{error.name}(), which is specexact's rng "
+                   "protocol (fn(p, q, rng)), on the torch.Generator torch mode hands it; "
+                   "audit it without --torch")
+            raise ForeignRandomAPI(msg) from error
+        raise
 
 
 def _vector(values: Sequence[Fraction], dtype: torch.dtype) -> ExactTensor:
@@ -272,7 +290,7 @@ def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
                 generator = torch.Generator()
                 s.watch(generator)
                 args.append(generator)
-            return emitted(inner(*args))
+            return emitted(_call(inner, args))
 
     sampler.__name__ = getattr(inner, "__name__", "torch_sampler")
     return sampler
