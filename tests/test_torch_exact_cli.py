@@ -89,6 +89,17 @@ def test_torch_chain_step(module: Path) -> None:
     assert code == 0, out
 
 
+def test_a_signature_that_does_not_fit_the_parameters_is_a_usage_error(module: Path) -> None:
+    # chain(ids, draft_probs, target_probs) without --signature chain: a clear exit 2,
+    # not a crash "finding" of correct code run the wrong way.
+    code, out, err = run("audit", f"{module}:chain", "--torch", *SMALL)
+    assert code == 2 and not out
+    assert "give --signature chain --gamma K" in err
+    code, out, err = run("audit", f"{module}:textbook", "--torch", "--signature", "chain",
+                         *SMALL)
+    assert code == 2 and "give --signature single" in err
+
+
 NUMPY_SOURCE = '''
 import numpy as np
 

@@ -156,6 +156,7 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
         if reason is not None:
             raise InvalidArgument(reason)
         return fn, kind, ()
+    _check_signature(fn, args.signature)
     faithful = args.uniform == "dtype"
     if args.signature == "single":
         from verifier.modes.torch_exact import torch_rng_sampler
@@ -173,6 +174,41 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
                           uniform=uniform, max_new_tokens=horizon)
 
     return make("continuous"), "step", ((make("dtype"), None),) if faithful else ()
+
+
+#: Parameter names engines use for each --signature (a usage hint, never a verdict).
+_SIGNATURE_NAMES: dict[str, frozenset[str]] = {
+    "single": frozenset({"p", "q", "generator", "gen", "target_prob", "draft_prob",
+                         "target_probs_1d", "draft_probs_1d"}),
+    "chain": frozenset({"draft_token_ids", "draft_ids", "draft_probs", "target_probs",
+                        "bonus_token_ids", "uniform_samples"}),
+    "hf": frozenset({"candidate_input_ids", "candidate_logits", "candidate_length",
+                     "new_logits", "is_done_candidate"}),
+    "decode": frozenset({"input_ids", "draft_model", "target_model", "assistant_model",
+                         "max_new_tokens"}),
+}
+
+
+def _check_signature(fn: Any, signature: str) -> None:
+    """A clear usage error when ``fn``'s parameter names are another --signature's."""
+    import inspect
+
+    from verifier.modes.torch_exact.unwrap import unwrap
+
+    try:
+        names = set(inspect.signature(unwrap(fn)).parameters)
+    except (TypeError, ValueError):
+        return
+    if names & _SIGNATURE_NAMES[signature]:
+        return
+    for other, known in _SIGNATURE_NAMES.items():
+        if other != signature and len(names & known) >= 2:
+            shown = ", ".join(sorted(names & known))
+            msg = (f"--signature {signature}, but the function's parameters ({shown}) are "
+                   f"those of --signature {other}; give --signature {other}"
+                   + (" --gamma K" if other in ("chain", "hf") else "")
+                   + " (single is fn(p, q[, generator]) -> token)")
+            raise InvalidArgument(msg)
 
 
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
