@@ -305,3 +305,26 @@ def test_fast_random_source_agrees_with_the_engine(monkeypatch: pytest.MonkeyPat
     fast = [decode_distribution(*case) for case in cases]
     monkeypatch.setattr(enumeration, "StepRandom", ExactRandom)
     assert [decode_distribution(*case) for case in cases] == fast
+
+
+def test_a_step_support_violation_is_named_as_such():
+    from fractions import Fraction as F
+
+    from verifier import TableModel, check_step
+
+    def inclusive(target, draft, prefix, rng):
+        p, q = target(prefix), draft(prefix)
+        x = rng.categorical(q)
+        if rng.random() <= p[x] / q[x]:  # a grid uniform of 0 accepts a token with p = 0
+            return (x,)
+        return (rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)]),)
+
+    target = TableModel({}, default=(F(0), F(1)))
+    draft = TableModel({}, default=(F(1, 2), F(1, 2)))
+    verdict = check_step(inclusive, target, draft, 1, uniform_bits=24)
+    assert not verdict.passed
+    assert verdict.reason.startswith(
+        "mass 1/33554432 on sequences the target never emits (joint law of 1 token)")
+    assert "biased" in check_step(lambda t, d, prefix, rng: (rng.categorical(d(prefix)),),
+                                  TableModel({}, default=(F(1, 3), F(2, 3))),
+                                  TableModel({}, default=(F(1, 2), F(1, 2))), 1).reason

@@ -165,9 +165,15 @@ class StepVerdict(ComparedVerdict):
             first = c.first_difference
             tokens = "1 token" if self.horizon == 1 else f"{self.horizon} tokens"
             under = "" if self.processors is None else f" under {self.processors}"
-            parts.append(f"joint law of {tokens}{under} biased, "
-                         f"TV = {exact_text(c.tv)}; first differs at {first}: expected "
-                         f"{exact_text(c.first_expected)}, actual {exact_text(c.first_actual)}")
+            if c.support_violation:
+                # As for samplers: mass where the target has none fails whatever its size.
+                what = (f"mass {exact_text(c.support_violation)} on sequences the "
+                        f"target{under} never emits (joint law of {tokens}), ")
+            else:
+                what = f"joint law of {tokens}{under} biased, "
+            parts.append(f"{what}TV = {exact_text(c.tv)}; first differs at {first}: "
+                         f"expected {exact_text(c.first_expected)}, actual "
+                         f"{exact_text(c.first_actual)}")
         if parts:
             return "; ".join(parts)
         if self.processors is not None:
