@@ -776,8 +776,6 @@ class _StepProver:
                 first_bias, crash)
         return None
 
-    # -- all states --------------------------------------------------------------------
-
     # -- a witness first, when the exact engine finds one ------------------------------
 
     def numeric_witness(self) -> tuple[TableModel, TableModel] | None:
@@ -788,9 +786,8 @@ class _StepProver:
         rows equal the target's at their prefix.  Every other pair of models
         (the first included: its witness reads simplest) is context-free: one
         target row and one draft row at every prefix listed, deeper prefixes
-        sharing one default row.
-        Any error other than the step's own failure ends the search (the proof
-        then decides alone).
+        sharing one default row.  Any error other than the step's own failure
+        ends the search (the proof then decides alone).
         """
         v = self.v
         depth = self.horizon + 1
@@ -837,6 +834,8 @@ class _StepProver:
             row = (target if name == "p" else draft)(prefix)
             x.extend(Fraction(r) for r in row[:-1])
         return tuple(x)
+
+    # -- all states --------------------------------------------------------------------
 
     def run(self) -> StepProofResult:
         start = time.monotonic()
