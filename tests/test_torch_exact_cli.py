@@ -158,6 +158,9 @@ def test_default_audit_sees_the_float32_zero_of_torch_rand(module: Path) -> None
     assert leaked, witness
     # exactly 2**-24 q(x) on every token the target filtered out
     assert all(m == q[t] / 2**24 for t, m in leaked.items())
+    code, text, _ = run("audit", f"{module}:inclusive", "--torch")
+    assert code == 1 and "The failure shows only under torch.rand's grid for the dtype" in \
+        " ".join(text.split())
 
 
 def test_continuous_uniform_hides_it_and_the_textbook_rule_passes_either_way(

@@ -530,6 +530,12 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     if grid is not None:
         name = _GRID_NAMES.get(grid, f"{grid}-bit uniforms (rng.random() on k/2^{grid})")
         covered += f" The failure shows only under {name}, not with an ideal uniform."
+    elif result.status == "fail" and any(variant is not fn and bits is None
+                                         for variant, bits in variants) \
+            and _only_on_the_grid(fn, opts, result, [0]) is not None:
+        # Torch mode: the faithful variant draws torch.rand on its dtype's grid.
+        covered += (" The failure shows only under torch.rand's grid for the dtype "
+                    "(k/2^24 for float32, 0 included), not with an ideal uniform.")
     if result.status == "pass":
         return AuditResult(opts.kind, label, opts, result.cases, None, covered, result.horizon)
     found: Counterexample
@@ -549,7 +555,8 @@ def _only_on_the_grid(fn: Callable[..., Any], opts: AuditOptions, result: Any,
                       grids: Sequence[int]) -> int | None:
     """The first of ``grids`` (bits) whose uniforms alone make the witness fail, or None.
 
-    None when the witness fails with an ideal uniform too (or cannot be re-run).
+    None when the witness fails with an ideal uniform too (or cannot be re-run);
+    with one grid, that grid whenever the witness passes with an ideal uniform.
     """
     witness = result.witness
     if witness is None:
