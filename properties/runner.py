@@ -337,7 +337,8 @@ def covered_sentence(sizes: str, edge: int, edge_families: Sequence[str],
     ``edge`` is the number of hand-picked cases tried, ``edge_total`` the
     number there were (the search stops at the first failure).
     """
-    if edge_total is not None and edge < edge_total:
+    stopped = edge_total is not None and edge < edge_total
+    if stopped:
         tried = (f"{edge} of the {edge_total} hand-picked edge cases "
                  f"({', '.join(edge_families)}), stopping at the first failure")
     else:
@@ -346,6 +347,8 @@ def covered_sentence(sizes: str, edge: int, edge_families: Sequence[str],
     if settings is not None:
         text += (f", then up to {settings.max_examples} Hypothesis examples (seed {seed}; "
                  f"families: {', '.join(families)})")
+    if stopped and settings is None and cases > edge:
+        return f"{text}; {cases} exact cases in all, shrinking that failure included."
     return f"{text}; {cases} exact cases in all."
 
 
