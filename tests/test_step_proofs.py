@@ -116,6 +116,15 @@ def second_token_unchecked(target, draft, prefix, rng):
     return (x, y)  # bug: no residual
 
 
+def no_coin(target, draft, prefix, rng):
+    """Bug: accepts the draft exactly when p >= q at it, without a coin."""
+    p, q = target(prefix), draft(prefix)
+    x = rng.categorical(q)
+    if p[x] >= q[x]:
+        return (x, rng.categorical(target((*prefix, x))))
+    return (rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)]),)
+
+
 def crash_past_horizon(target, draft, prefix, rng):
     """Right for one token, but raises when two rows after it tie: a crash is a crash."""
     x = rng.categorical(target(prefix))
@@ -189,6 +198,20 @@ def test_a_crash_past_the_horizon_is_never_merged_away(merge):
     _confirmed(crash_past_horizon, result)
 
 
+def one_hot_draft(target, draft, prefix, rng):
+    """Right: a deterministic draft of token 0, accepted with probability p[0]."""
+    p = target(prefix)
+    if rng.random() < p[0]:
+        return (0,)
+    return (rng.categorical([0, *p[1:]]),)
+
+
+def test_an_equality_on_one_coordinate_forces_the_others_to_zero():
+    # p[]_2 == 1 forces p[]_0 = p[]_1 = 0 on the simplex: the bias p[]_1 there is 0
+    # (a blind review found this step undecided at V = 3).
+    assert prove_step(one_hot_draft, 3, 1).proved
+
+
 def test_code_that_sniffs_types_is_undecided_not_proved():
     with pytest.raises(Undecided, match="behaves differently on symbolic values"):
         prove_step(type_sniffing, 2, 1)
@@ -235,16 +258,34 @@ def test_first_checks_the_empty_prefix_first_and_says_so():
     assert prove_step(chain1, 2, 2, first=True).proved
 
 
-@pytest.mark.parametrize("step", [draft_only, shifted_context, second_token_unchecked])
-def test_a_witness_of_the_exact_engine_guides_the_refutation(step):
-    guided = prove_step(step, 2, 2)
-    alone = prove_step(step, 2, 2, search_first=False)
+@pytest.mark.parametrize("step", [draft_only, shifted_context, second_token_unchecked,
+                                  no_coin])
+@pytest.mark.parametrize("horizon", [2, 3])
+def test_a_witness_of_the_exact_engine_guides_the_refutation(step, horizon):
+    guided = prove_step(step, 2, horizon)
+    alone = prove_step(step, 2, horizon, search_first=False)
     assert guided.status == alone.status == "refuted"
     ref = guided.refutation
     assert ref is not None and ref.note is not None and "found first" in ref.note
     _confirmed(step, guided)
-    if ref.crash is None:  # the bias formula is nonzero at the witness rows
+    # The report describes its own witness: it lies in the region, where the bias
+    # formula is nonzero (a blind review found witnesses outside their region).
+    assert all(_holds_at_witness(c, ref) for c in ref.region), ref.region_text()
+    if ref.crash is None:
         assert _at_witness(ref.bias, ref) != 0
+
+
+def _holds_at_witness(constraint, ref):
+    import re
+
+    def value(match):
+        name, inside, token = match.group(1), match.group(2), int(match.group(3))
+        prefix = tuple(int(t) for t in inside.split(",") if t)
+        rows = ref.target_rows if name == "p" else ref.draft_rows
+        return f"Fraction('{rows.get(prefix, ref.default)[token]}')"
+
+    text = re.sub(r"\b([pq])\[([0-9,]*)\]_(\d+)", value, str(constraint))
+    return eval(text, {"Fraction": Fraction})
 
 
 def _at_witness(expr, ref):

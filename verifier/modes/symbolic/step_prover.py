@@ -611,9 +611,12 @@ class _StepProver:
             # Guided: the region and its formulas are the witness's; only its own
             # point may stand for the failure (another point of the formula's region
             # would not be the witness the exact engine confirms).
-            value = fraction(sympy.sympify(bias).xreplace(self.space.values(self.point)))
-            if value:
-                failures.append(_Failure(prefix, region, z, bias, self.point, self.space))
+            # The witness must lie in the region (a path of probability 0 at the witness
+            # may have taken a side that does not hold there): else no guided failure.
+            if self.space.contains(region, self.point):
+                value = fraction(sympy.sympify(bias).xreplace(self.space.values(self.point)))
+                if value:
+                    failures.append(_Failure(prefix, region, z, bias, self.point, self.space))
         elif bias != 0:
             failures.append(self.witness_point(prefix, z, region, bias))
 
@@ -646,7 +649,8 @@ class _StepProver:
         space = self.space
         found = []
         lins = [c.lin for c in region if c.rel == ">=" and c.lin is not None]
-        rows = space._rows_of(lins)
+        # Every row a linear constraint names: ``p[0]_2 == 1`` forces p[0]_0 = p[0]_1 = 0.
+        rows = space._rows_of([c.lin for c in region if c.lin is not None])
         unit = [tuple(Fraction(int(i == j)) for j in range(space.n + 1))
                 for r in rows for i in space.row_vars[r]]
         simplex = [space.simplex_rows[r] for r in rows] if space.vocab_size > 1 else []
@@ -759,9 +763,13 @@ class _StepProver:
                 decoded = Distribution()
             if crash is None and decoded == expected:
                 continue
-            # The witness shows the rows the decode read (every other one is unused).
-            p_rows = {k: r for k, r in p_rows.items() if k in reads_p.read}
-            q_rows = {k: r for k, r in q_rows.items() if k in reads_q.read}
+            if crash is None and failure.crash is not None:
+                continue  # the crash found is not reached on these models: not this one
+            # The witness shows the rows the decode read and those of the failure's
+            # region (every other one is unused).
+            shown = {key for key in space.rows}
+            p_rows = {k: r for k, r in p_rows.items() if k in reads_p.read or ("p", k) in shown}
+            q_rows = {k: r for k, r in q_rows.items() if k in reads_q.read or ("q", k) in shown}
             first = first_bias = None
             if crash is None:
                 for seq in sorted(set(decoded) | set(expected)):  # type: ignore[type-var]
