@@ -335,8 +335,8 @@ class _StepProver:
                 # Guided: the leaves are the paths of the point's sides; on the region
                 # of all of those sides (before merging: a merged subtree's pruned
                 # siblings must be excluded too) the formulas below are the step's law.
-                cell = (*cell, *(c for k, c in self.sides_taken.items()
-                                 if k not in {d.kid for d in cell}))
+                known = {d.kid for d in cell}
+                cell = (*cell, *(c for k, c in self.sides_taken.items() if k not in known))
             crashes = [leaf for leaf in leaves if leaf.crash is not None]
             found = self.compare(prefix, m, cell, [leaf for leaf in leaves if leaf.crash is None])
             if found and found[0].point is not None:
@@ -767,7 +767,7 @@ class _StepProver:
                 continue  # the crash found is not reached on these models: not this one
             # The witness shows the rows the decode read and those of the failure's
             # region (every other one is unused).
-            shown = {key for key in space.rows}
+            shown = set(space.rows)
             p_rows = {k: r for k, r in p_rows.items() if k in reads_p.read or ("p", k) in shown}
             q_rows = {k: r for k, r in q_rows.items() if k in reads_q.read or ("q", k) in shown}
             first = first_bias = None
@@ -888,7 +888,6 @@ class _StepProver:
     def _states(self, unconfirmed: list[str]) -> StepRefutation | None:
         """Every state, longest first (shortest first with ``first``), to the first
         confirmed refutation."""
-        refutation = None
         lengths = range(self.horizon) if self.first else range(self.horizon - 1, -1, -1)
         for length in lengths:
             for prefix in itertools.product(range(self.v), repeat=length):
