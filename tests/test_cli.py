@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -394,6 +395,37 @@ def test_detect_kind_reads_the_signature():
     assert detect_kind(step) == "step"
     assert detect_kind(other) == "step"
     assert detect_kind(odd) is None
+
+
+def test_detect_kind_a_step_reading_model_vocab_is_cross_vocab():
+    def tli(target, draft, prefix, rng):
+        return (target.vocab.id("a"),)
+
+    def nested(target, draft, prefix, rng):
+        ids = [target.vocab.id(s) for s in draft.vocab]
+        return (ids[0],)
+
+    def plain(target, draft, prefix, rng):
+        vocab = 2  # a name, not an attribute read
+        return (rng.categorical(target(prefix)[:vocab]),)
+
+    assert detect_kind(tli) == "cross-vocab"
+    assert detect_kind(nested) == "cross-vocab"
+    assert detect_kind(functools.partial(tli)) == "cross-vocab"
+    assert detect_kind(plain) == "step"
+
+
+def test_a_cross_vocab_step_is_audited_as_one_without_kind(tmp_path, capsys):
+    path = tmp_path / "tli.py"
+    path.write_text(
+        "def tli(target, draft, prefix, rng):\n"
+        "    tv, dv = target.vocab, draft.vocab\n"
+        "    return (rng.categorical(target(prefix)),)\n")
+    assert main(["audit", f"{path}:tli", "--examples", "2"]) == 0
+    assert "(cross-vocab)" in capsys.readouterr().out
+    assert main(["prove", f"{path}:tli", "--vocab-size", "2", "--horizon", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "cross-vocabulary step" in err and "--kind cross-vocab" in err
 
 
 @pytest.mark.parametrize(("text", "sizes"), [("2..4", (2, 4)), ("3", (3, 3)),

@@ -8,6 +8,7 @@ randomness) raises :class:`~verifier.errors.Undecided`; it is never a pass.
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -391,7 +392,33 @@ def detect_kind(fn: Callable[..., Any]) -> Kind | None:
     extra parameters with defaults (a draft length, a tree width) are ignored.
     The number of arguments decides first, so a sampler written as
     ``(target, draft, rng)`` is a sampler; names decide only when both fit.
+    A step whose code reads an attribute ``.vocab`` (``target.vocab``) is a
+    cross-vocabulary step: same-vocabulary models have no vocabulary to read.
     """
+    kind = _kind_from_signature(fn)
+    if kind == "step" and _reads_vocab(fn):
+        return "cross-vocab"
+    return kind
+
+
+def _reads_vocab(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s code (its nested functions and comprehensions included)
+    reads an attribute named ``vocab``."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    stack = [code] if code is not None else []
+    while stack:
+        current = stack.pop()
+        for instruction in dis.get_instructions(current):
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") \
+                    and instruction.argval == "vocab":
+                return True
+        stack.extend(c for c in current.co_consts if inspect.iscode(c))
+    return False
+
+
+def _kind_from_signature(fn: Callable[..., Any]) -> Kind | None:
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):

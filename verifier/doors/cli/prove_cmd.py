@@ -44,6 +44,16 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
     try:
         fn = load_target(target)
         detected = detect_kind(fn)
+        if detected == "cross-vocab":
+            if kind is None:
+                _report(err, as_json, out, "error",
+                        f"specexact prove: {target} reads model.vocab, so it is a "
+                        "cross-vocabulary step, which prove does not cover (proofs are "
+                        "over one vocabulary); audit it with specexact audit "
+                        f"{target} --kind cross-vocab, or give --kind step if it is a "
+                        "same-vocabulary step")
+                return 2
+            detected = "step"
         chosen = kind or detected or "sampler"
         if kind is not None and detected is not None and kind != detected:
             shape = ("fn(p, q, rng)" if detected == "sampler"
