@@ -269,6 +269,35 @@ def test_reseeding_the_handed_generator_or_making_one_is_fixed_randomness() -> N
     assert dict(torch_output_distribution(uses_it, P, Q).items()) == dict(enumerate(Q))
 
 
+def test_seeding_to_the_seed_the_generator_already_started_from_is_fixed() -> None:
+    # A module that seeds at import (torch.manual_seed(5)) and a sampler that seeds
+    # again with 5: the state did not change, but the sampler's draws are still fixed.
+    def seeds_again(p: torch.Tensor, q: torch.Tensor) -> Any:
+        torch.manual_seed(5)
+        return torch.multinomial(q, 1)
+
+    def seeds_handed(p: torch.Tensor, q: torch.Tensor, g: torch.Generator) -> Any:
+        g.manual_seed(g.initial_seed())  # the seed a fresh Generator() starts from
+        return torch.multinomial(q, 1, generator=g)
+
+    saved = torch.get_rng_state()
+    try:
+        torch.manual_seed(5)
+        with pytest.raises(SamplerRaised, match="manual_seed\\(5\\) during the call"):
+            torch_output_distribution(seeds_again, P, Q)
+        assert torch.equal(torch.get_rng_state(), _fresh(5)), "the global state restored"
+        with pytest.raises(SamplerRaised, match="re-seeded with manual_seed"):
+            torch_output_distribution(seeds_handed, P, Q)
+    finally:
+        torch.set_rng_state(saved)
+
+
+def _fresh(seed: int) -> torch.Tensor:
+    gen = torch.Generator()
+    gen.manual_seed(seed)
+    return gen.get_state()
+
+
 def test_exponential_on_an_advanced_index_copy_reads_empty_like() -> None:
     verdict = check_torch_sampler(copy_exponential, P, Q)
     assert verdict.severity == "crash"

@@ -112,12 +112,9 @@ def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fracti
     takes_generator = _positional_arity(inner) >= 3
 
     def run(rng: ExactRandom) -> Any:
-        with session(rng, uniform) as s:
-            args: list[Any] = [_vector(p, dtype), _vector(q, dtype)]
-            if takes_generator:
-                generator = torch.Generator()
-                s.watch(generator)
-                args.append(generator)
+        generators = (torch.Generator(),) if takes_generator else ()
+        with session(rng, uniform, generators):
+            args: list[Any] = [_vector(p, dtype), _vector(q, dtype), *generators]
             return emitted(_call(inner, args))
 
     return run
@@ -284,12 +281,10 @@ def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
     mode = check_uniform(uniform)
 
     def sampler(p: Any, q: Any, rng: ExactRandom) -> Any:
-        with session(rng, mode) as s:
-            args: list[Any] = [_vector(list(p), tdtype), _vector(list(q), tdtype)]
-            if takes_generator:
-                generator = torch.Generator()
-                s.watch(generator)
-                args.append(generator)
+        generators = (torch.Generator(),) if takes_generator else ()
+        with session(rng, mode, generators):
+            args: list[Any] = [_vector(list(p), tdtype), _vector(list(q), tdtype),
+                               *generators]
             return emitted(_call(inner, args))
 
     sampler.__name__ = getattr(inner, "__name__", "torch_sampler")

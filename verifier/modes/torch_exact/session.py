@@ -44,12 +44,15 @@ class _Stream:
 class Session:
     """The state of one execution: rng, uniform mode, generator streams."""
 
-    def __init__(self, rng: ExactRandom, uniform: UniformMode) -> None:
+    def __init__(self, rng: ExactRandom, uniform: UniformMode,
+                 provided: tuple[torch.Generator, ...] = ()) -> None:
         self.rng = rng
         self.uniform = uniform
         self.uniforms = 0
         self.noises = 0
         self._saved: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
+        #: Each watched generator's state when the call starts (after ``watch``).
+        self._start: dict[int, torch.Tensor] = {}
         self._marker: dict[int, torch.Tensor] = {}
         self._streams: dict[Hashable, _Stream] = {}
         self._current: dict[int, tuple[_Stream, list[int]]] = {}
@@ -57,19 +60,32 @@ class Session:
         self._provided: set[int] = set()
         #: Why each stream is fixed (seeded by the code during the call), by stream.
         self._fixed: dict[int, str] = {}
-        self.watch(torch.default_generator)
+        for gen in (torch.default_generator, *provided):
+            self.watch(gen)
 
     def watch(self, gen: torch.Generator) -> None:
         """Remember a generator's state, to restore it when the execution ends.
 
-        Generators watched before the code draws are the ones it is handed
-        (and torch's global one): their streams are random.  A stream the
-        code seeds itself during the call (``manual_seed`` of a fixed value,
-        or a ``torch.Generator()`` it creates) is fixed: real torch would draw
-        the same numbers on every call.
+        Call it before the exact mode is installed.  Generators watched are
+        the ones the code is handed (and torch's global one): their streams
+        are random.  A stream the code seeds itself during the call
+        (``manual_seed`` of a fixed value, or a ``torch.Generator()`` it
+        creates) is fixed: real torch would draw the same numbers on every
+        call.  A generator that starts right after ``manual_seed(s)`` (a
+        module that seeds at import, a fresh ``torch.Generator()``) is
+        advanced one draw first, so that the code seeding it with the same
+        ``s`` is a visible change of state.
         """
-        self._saved.setdefault(id(gen), (gen, gen.get_state()))
-        self._provided.add(id(gen))
+        gid = id(gen)
+        self._provided.add(gid)
+        if gid in self._saved:
+            return
+        state = gen.get_state()
+        self._saved[gid] = (gen, state)
+        if torch.equal(state, _fresh_state(gen.initial_seed())):
+            torch.rand(1, generator=gen)
+            state = gen.get_state()
+        self._start[gid] = state
 
     # -- streams ------------------------------------------------------------
 
@@ -85,7 +101,7 @@ class Session:
         fixed = None
         if torch.equal(state, _fresh_state(seed)):
             key: Hashable = (gid, seed)  # just seeded (again): replay from slot 0
-            start = self._saved[gid][1]
+            start = self._start.get(gid, self._saved[gid][1])
             which = ("torch's global generator" if gen is torch.default_generator
                      else "a generator")
             if gid not in self._provided:
@@ -180,11 +196,15 @@ def _fresh_state(seed: int) -> torch.Tensor:
 
 
 @contextmanager
-def session(rng: ExactRandom, uniform: UniformMode) -> Iterator[Session]:
-    """Install the exact mode for one execution (nested sessions are not allowed)."""
+def session(rng: ExactRandom, uniform: UniformMode,
+            provided: tuple[torch.Generator, ...] = ()) -> Iterator[Session]:
+    """Install the exact mode for one execution (nested sessions are not allowed).
+
+    ``provided`` are the generators handed to the code (their streams are random).
+    """
     from verifier.modes.torch_exact.mode import ExactMode
 
-    s = Session(rng, uniform)
+    s = Session(rng, uniform, provided)
     token = rng_var.set(rng)
     _CURRENT.append(s)
     try:
