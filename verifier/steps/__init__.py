@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from verifier.steps.decode import (
     CacheDivergence,
+    DecodeClock,
     Step,
     decode_distribution,
     step_law,
@@ -49,6 +50,7 @@ __all__ = [
     "CacheDivergence",
     "CachedModel",
     "ContextFreeModel",
+    "DecodeClock",
     "DecodeComparison",
     "FrequencyPenalty",
     "LogitBias",

@@ -13,11 +13,11 @@ from verifier.exact.tree import Budget
 from verifier.exact.verdict import ComparedVerdict, compare_laws
 from verifier.steps.decode import (
     CacheDivergence,
+    DecodeClock,
     DecodeRun,
     Step,
     _check_horizon,
     _check_processors,
-    _Clock,
     _compose,
     _prepare,
     _target_law,
@@ -250,7 +250,7 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     """
     horizon = _check_horizon(horizon)
     pipeline = _check_processors(processors)
-    clock = _Clock(budget)
+    clock = DecodeClock(budget)
     t, d, vocab_size = _prepare(target, draft)
     assert t.recorder is not None
     expected = _target_law(t.recorder, horizon, clock, pipeline)
