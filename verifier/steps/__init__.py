@@ -43,7 +43,13 @@ from verifier.steps.processors import (
     Stopping,
     TokenGrammar,
 )
-from verifier.steps.verdict import DecodeComparison, StepVerdict, check_step, compare_decodes
+from verifier.steps.verdict import (
+    DecodeComparison,
+    StepVerdict,
+    check_step,
+    compare_decodes,
+    first_differing_prefix,
+)
 
 __all__ = [
     "BadWords",
@@ -75,6 +81,7 @@ __all__ = [
     "decode_distribution",
     "draft_law_iid",
     "draft_law_without_replacement",
+    "first_differing_prefix",
     "iid_acceptance",
     "iid_expected_tokens",
     "random_model_pair",

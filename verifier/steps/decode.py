@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -414,11 +414,3 @@ def _target_law(recorder: RecordingModel, horizon: int, clock: DecodeClock,
     final.update(layer)
     return Distribution(final.items())
 
-
-def law_by_prefix(law: Mapping[Prefix, Fraction], length: int) -> dict[Prefix, Fraction]:
-    """Marginal law of the first ``length`` tokens of a law over sequences."""
-    out: dict[Prefix, Fraction] = {}
-    for seq, prob in law.items():
-        key = seq[:length]
-        out[key] = out.get(key, _ZERO) + prob
-    return out
