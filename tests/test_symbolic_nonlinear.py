@@ -334,3 +334,21 @@ def test_a_nonlinear_local_constraint_is_decided_on_its_region_and_split_on_the_
     assert sides(vanishing, (g_nonneg,), ()) is None
     # Decided on the region: g < 0 possible there splits even if the case says g >= 0.
     assert sides(vanishing, (), (g_nonneg,)) == ["4*p0*q0 == 1", "4*p0*q0 > 1"]
+
+
+def test_the_simplest_point_keeps_small_denominators_inside_both_spaces() -> None:
+    from verifier.modes.symbolic.step_space import StepSpace
+
+    space = Space(2)
+    p0, q0 = space.p[0], space.q[0]
+    above = space.constraint(space.linear(p0 - q0), ">")  # type: ignore[arg-type]
+    assert space.simplest_point((above,), (F(333, 1000), F(1, 1000))) == (F(1, 2), F(0))
+    # The rounded point would leave the region: denominators grow until it is inside.
+    band = (space.constraint(space.linear(p0 - F(2, 5)), ">"),  # type: ignore[arg-type]
+            space.constraint(space.linear(F(9, 20) - p0), ">"))  # type: ignore[arg-type]
+    assert space.simplest_point(band, (F(41, 100), F(1, 2))) == (F(5, 12), F(1, 2))
+    steps = StepSpace(4, [("p", ())])
+    assert StepSpace.simplest_point is Space.simplest_point
+    # A row's last entry stays >= 0: halves would sum past 1, thirds do not.
+    x = (F(3, 10), F(3, 10), F(3, 10))
+    assert steps.simplest_point((), x) == (F(1, 3), F(1, 3), F(1, 3))
