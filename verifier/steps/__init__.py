@@ -24,6 +24,7 @@ from verifier.steps.efficiency import (
 from verifier.steps.models import (
     CachedModel,
     ContextFreeModel,
+    DeferredList,
     RaisingModel,
     RandomModel,
     RecordingModel,
@@ -58,6 +59,7 @@ __all__ = [
     "ContextFreeModel",
     "DecodeClock",
     "DecodeComparison",
+    "DeferredList",
     "FrequencyPenalty",
     "LogitBias",
     "MinNewTokens",
