@@ -137,3 +137,38 @@ def test_deferred_rows_fix_lazy_tokens_only_when_read() -> None:
 
 def test_format_prefix() -> None:
     assert format_prefix(()) == "" and format_prefix((0, 12)) == "0,12"
+
+
+def test_a_deferred_list_is_looked_up_once_on_first_use_and_behaves_as_a_list():
+    from verifier.steps import DeferredList
+
+    loads = []
+
+    class Counted(DeferredList[int]):
+        __slots__ = ("known",)
+
+        def __init__(self, known: int | None) -> None:
+            self._items = None
+            self.known = known
+
+        def _load(self) -> list[int]:
+            loads.append(1)
+            return [1, 2, 3]
+
+        def _known_length(self) -> int | None:
+            return self.known
+
+    row = Counted(3)
+    assert len(row) == 3 and not loads  # the length without a lookup
+    assert row[0] == 1 and list(row) == [1, 2, 3] and len(loads) == 1
+    row[0] = 7
+    row.insert(0, 0)
+    del row[1]
+    row.append(4)
+    assert row.copy() == [0, 2, 3, 4] and row + [5] == [0, 2, 3, 4, 5]  # noqa: RUF005
+    assert [9] + row == [9, 0, 2, 3, 4]  # noqa: RUF005 (the operators are under test)
+    assert repr(row) == "[0, 2, 3, 4]" and len(loads) == 1
+    unknown = Counted(None)
+    assert len(unknown) == 3 and len(loads) == 2  # no known length: looked up
+    with pytest.raises(TypeError):
+        hash(unknown)

@@ -373,3 +373,26 @@ def test_cli_per_call_torch_code_on_the_global_generator() -> None:
 
 def torch_plain_single(p: Any, q: Any) -> Any:
     return torch.multinomial(p, 1)[0]
+
+
+def test_both_audits_check_fn_and_build_the_backend_in_one_place():
+    from verifier.modes.batched import audit_backend
+
+    def numpy_fn(P: Any, Q: Any, rng: Any) -> Any:
+        return np.zeros(len(P), dtype=np.int64)
+
+    backend = audit_backend(numpy_fn, array="numpy", device="cpu", dtype=None, seed=5,
+                            generators="per-row")
+    assert backend.describe() == "batched, numpy arrays, per-row generator"
+    assert backend.seed == 5 and backend.dtype == "float64"
+    with pytest.raises(InvalidArgument, match="is not callable"):
+        audit_backend(3, array="numpy", device="cpu", dtype=None, seed=0, generators="shared")
+    with pytest.raises(InvalidArgument, match="array"):
+        audit_backend(numpy_fn, array="jax", device="cpu", dtype=None, seed=0,
+                      generators="shared")
+    for audit in (batched_statistical_audit,
+                  lambda fn, **kw: batched_chain_audit(fn, gamma=1, **kw)):
+        with pytest.raises(InvalidArgument, match="is not callable"):
+            audit(3, samples=10)
+        with pytest.raises(InvalidArgument, match="array"):
+            audit(numpy_fn, samples=10, array="jax")

@@ -328,3 +328,46 @@ def test_a_step_support_violation_is_named_as_such():
     assert "biased" in check_step(lambda t, d, prefix, rng: (rng.categorical(d(prefix)),),
                                   TableModel({}, default=(F(1, 3), F(2, 3))),
                                   TableModel({}, default=(F(1, 2), F(1, 2))), 1).reason
+
+
+def test_decode_clock_cuts_the_budget_and_names_the_decode_when_time_runs_out(monkeypatch):
+    from verifier.crossvocab.decode import new_clock
+    from verifier.errors import BudgetExceeded
+    from verifier.exact.tree import Budget
+    from verifier.steps import DecodeClock
+    from verifier.steps import decode as steps_decode
+
+    unlimited = Budget(max_executions=7)
+    assert DecodeClock(unlimited).next_budget(F(0)) is unlimited
+    now = [100.0]
+    monkeypatch.setattr(steps_decode.time, "monotonic", lambda: now[0])
+    clock = DecodeClock(Budget(max_executions=7, max_seconds=10))
+    now[0] = 104.0
+    assert clock.next_budget(F(0)) == Budget(max_executions=7, max_seconds=6.0)
+    now[0] = 110.0
+    with pytest.raises(BudgetExceeded) as info:
+        clock.next_budget(F(1, 3))
+    assert info.value.message == "decoding exceeded max_seconds=10"
+    assert (info.value.limit, info.value.resolved_mass) == ("max_seconds", F(1, 3))
+    cross = new_clock(Budget(max_seconds=2))
+    now[0] = 113.0
+    with pytest.raises(BudgetExceeded) as info:
+        cross.next_budget(F(0))
+    assert info.value.message == "cross-vocabulary decoding exceeded max_seconds=2"
+
+
+def test_first_differing_prefix_is_the_shortest_then_the_smallest():
+    from verifier.steps import first_differing_prefix
+
+    half, quarter = F(1, 2), F(1, 4)
+    # Agree on the first token, differ on the second: (0, 1) before (0, 2), (1, 0).
+    expected = {(0, 1): quarter, (0, 2): quarter, (1, 0): half}
+    actual = {(0, 1): half, (1, 0): half}
+    assert first_differing_prefix(expected, actual) == ((0, 1), quarter, half)
+    # Sequences of different lengths: a shorter one's prefix is itself.
+    assert first_differing_prefix({(0,): F(1)}, {(0, 0): F(1)}) == ((0,), F(1), F(0))
+    assert first_differing_prefix(expected, dict(expected)) == (None, F(0), F(0))
+    # Texts, compared through str: already their first characters differ, "a" first.
+    texts = first_differing_prefix({"ab": half, "ba": half}, {"ab": F(1)}, str)
+    assert texts == ("a", half, F(1))
+    assert first_differing_prefix({"abc": F(1)}, {"abd": F(1)}, str) == ("abc", F(1), F(0))

@@ -300,3 +300,55 @@ def test_relabelled_caches_do_not_carry_a_proof_to_an_asymmetric_case() -> None:
     mirror = ([F(1, 4), F(1, 8), F(3, 8), F(1, 4)], [F(1, 4), F(3, 8), F(1, 8), F(1, 4)])
     assert check_sampler(asymmetric, *mirror).passed
     assert not result.case_for(*mirror).bias
+
+
+def test_a_nonlinear_local_constraint_is_decided_on_its_region_and_split_on_the_case() -> None:
+    from verifier.modes.symbolic.signs import NeedSplit, check_nonlinear_local
+
+    space = Space(2)
+    p0, q0 = space.p[0], space.q[0]
+    g = _poly(space, 4 * p0 * q0 - 1, ">")        # the branch's local constraint g > 0
+    g_nonneg = _poly(space, 4 * p0 * q0 - 1, ">=")
+    vanishing = [(4 * p0 * q0 - 1) * p0]          # 0 wherever g is
+    not_vanishing = [p0]
+
+    def sides(contributions: list[Any], region: tuple[Constraint, ...],
+              case: tuple[Constraint, ...] | None = None) -> list[str] | None:
+        try:
+            check_nonlinear_local(space, g, contributions, region, case)
+        except NeedSplit as split:
+            return [str(s) for s in split.sides]
+        return None
+
+    # The region implies g > 0: nothing to check.
+    assert sides(not_vanishing, (g,)) is None
+    # g < 0 possible on the region: split on every sign (the case is the region).
+    assert sides(vanishing, ()) == ["1 > 4*p0*q0", "4*p0*q0 == 1", "4*p0*q0 > 1"]
+    # g >= 0 on the region: exact iff every numerator vanishes where g does.
+    assert sides(vanishing, (g_nonneg,)) is None
+    assert sides(not_vanishing, (g_nonneg,)) == ["4*p0*q0 == 1", "4*p0*q0 > 1"]
+    # A step's leaf: g >= 0 on its region below earlier branches, but the split is
+    # of the whole case, where g may take every sign.
+    assert sides(not_vanishing, (g_nonneg,), ()) == [
+        "1 > 4*p0*q0", "4*p0*q0 == 1", "4*p0*q0 > 1"]
+    assert sides(vanishing, (g_nonneg,), ()) is None
+    # Decided on the region: g < 0 possible there splits even if the case says g >= 0.
+    assert sides(vanishing, (), (g_nonneg,)) == ["4*p0*q0 == 1", "4*p0*q0 > 1"]
+
+
+def test_the_simplest_point_keeps_small_denominators_inside_both_spaces() -> None:
+    from verifier.modes.symbolic.step_space import StepSpace
+
+    space = Space(2)
+    p0, q0 = space.p[0], space.q[0]
+    above = space.constraint(space.linear(p0 - q0), ">")  # type: ignore[arg-type]
+    assert space.simplest_point((above,), (F(333, 1000), F(1, 1000))) == (F(1, 2), F(0))
+    # The rounded point would leave the region: denominators grow until it is inside.
+    band = (space.constraint(space.linear(p0 - F(2, 5)), ">"),  # type: ignore[arg-type]
+            space.constraint(space.linear(F(9, 20) - p0), ">"))  # type: ignore[arg-type]
+    assert space.simplest_point(band, (F(41, 100), F(1, 2))) == (F(5, 12), F(1, 2))
+    steps = StepSpace(4, [("p", ())])
+    assert StepSpace.simplest_point is Space.simplest_point
+    # A row's last entry stays >= 0: halves would sum past 1, thirds do not.
+    x = (F(3, 10), F(3, 10), F(3, 10))
+    assert steps.simplest_point((), x) == (F(1, 3), F(1, 3), F(1, 3))

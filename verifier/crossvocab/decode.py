@@ -34,8 +34,6 @@ per reachable state).
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,8 +42,9 @@ from typing import Any
 from verifier.crossvocab.enumeration import enumerate_crossvocab_step
 from verifier.crossvocab.models import VocabModel, continuation_law
 from verifier.distribution import Distribution
-from verifier.errors import BudgetExceeded, InvalidArgument
+from verifier.errors import InvalidArgument
 from verifier.exact.tree import Budget
+from verifier.steps.decode import DecodeClock
 from verifier.steps.models import RecordingModel
 from verifier.validation import check_integer, fail
 
@@ -67,24 +66,6 @@ Ids = tuple[int, ...]
 CrossVocabStep = Callable[[Any, Any, Ids, Any], Any]
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
-
-
-class _Clock:
-    """One time budget across the many enumerations of a decode."""
-
-    def __init__(self, budget: Budget | None) -> None:
-        self.budget = budget or Budget()
-        limit = self.budget.max_seconds
-        self.deadline = None if limit is None else time.monotonic() + limit
-
-    def next_budget(self, resolved: Fraction) -> Budget:
-        if self.deadline is None:
-            return self.budget
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            msg = f"cross-vocabulary decoding exceeded max_seconds={self.budget.max_seconds}"
-            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds")
-        return dataclasses.replace(self.budget, max_seconds=left)
 
 
 def check_horizon(horizon: Any) -> int:
@@ -159,7 +140,7 @@ class CrossVocabRun:
 def run_crossvocab(step: CrossVocabStep, models: HandedModels, horizon: int, *,
                    clock: Any = None, uniform_bits: int | None = None) -> CrossVocabRun:
     """Decode with ``step`` from the empty text until ``horizon`` characters (exactly)."""
-    clock = clock or _Clock(None)
+    clock = clock or new_clock(None)
     vocab = models.target.vocab
     levels: list[dict[Ids, Fraction]] = [{} for _ in range(horizon)]
     levels[0][()] = _ONE
@@ -209,7 +190,7 @@ def crossvocab_law(step: CrossVocabStep, target: Any, draft: Any, horizon: int, 
     """The exact law of the first ``horizon`` characters of text the step's decode emits."""
     horizon = check_horizon(horizon)
     models = prepare_models(target, draft)
-    return run_crossvocab(step, models, horizon, clock=_Clock(budget),
+    return run_crossvocab(step, models, horizon, clock=new_clock(budget),
                           uniform_bits=uniform_bits).text_law
 
 
@@ -222,10 +203,10 @@ def crossvocab_step_law(step: CrossVocabStep, target: Any, draft: Any,
     for token in ids:
         if not isinstance(token, int) or not 0 <= token < len(target.vocab):
             fail("prefix", prefix, f"a tuple of target ids 0..{len(target.vocab) - 1}")
-    law = _enumerate(step, models, ids, None, _Clock(budget).next_budget(_ZERO), uniform_bits)
+    law = _enumerate(step, models, ids, None, new_clock(budget).next_budget(_ZERO), uniform_bits)
     return Distribution(law)
 
 
-def new_clock(budget: Budget | None) -> Any:
+def new_clock(budget: Budget | None) -> DecodeClock:
     """One time budget for a check: the target's law and the decode share it."""
-    return _Clock(budget)
+    return DecodeClock(budget, "cross-vocabulary decoding")

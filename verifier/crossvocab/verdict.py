@@ -21,6 +21,7 @@ from verifier.errors import SamplerFailure
 from verifier.exact.tree import Budget
 from verifier.exact.verdict import ComparedVerdict
 from verifier.steps.models import format_prefix
+from verifier.steps.verdict import first_differing_prefix
 from verifier.tables import exact_text, omit_identical, render_table, signed
 from verifier.witness import fraction_text, rows_json
 
@@ -29,14 +30,6 @@ __all__ = ["CrossVocabVerdict", "TextComparison", "check_crossvocab_step", "comp
 Ids = tuple[int, ...]
 Rows = Mapping[Ids, tuple[Fraction, ...]]
 _ZERO = Fraction(0)
-
-
-def _marginal(law: Mapping[Hashable, Fraction], length: int) -> dict[str, Fraction]:
-    out: dict[str, Fraction] = {}
-    for text, prob in law.items():
-        key = str(text)[:length]
-        out[key] = out.get(key, _ZERO) + prob
-    return out
 
 
 @final
@@ -69,15 +62,7 @@ class TextComparison:
         first: str | None = None
         fe = fa = _ZERO
         if self.difference:
-            longest = max(len(str(k)) for k in (*self.expected, *self.actual))
-            for length in range(1, longest + 1):
-                e, a = _marginal(self.expected, length), _marginal(self.actual, length)
-                differing = sorted(k for k in set(e) | set(a)
-                                   if e.get(k, _ZERO) != a.get(k, _ZERO))
-                if differing:
-                    first = differing[0]
-                    fe, fa = e.get(first, _ZERO), a.get(first, _ZERO)
-                    break
+            first, fe, fa = first_differing_prefix(self.expected, self.actual, str)
         set_(self, "first_difference", first)
         set_(self, "first_expected", fe)
         set_(self, "first_actual", fa)

@@ -361,6 +361,20 @@ def check_common(samples: int, seed: int, alpha: Fraction | float,
     return alpha_f
 
 
+def audit_backend(fn: Any, *, array: str, device: str, dtype: str | None, seed: int,
+                  generators: str) -> Backend:
+    """Check that ``fn`` is callable and build the backend an audit calls it with
+    (``array="auto"`` resolved from ``fn``'s module; float64 numpy, float32 torch
+    unless ``dtype`` says otherwise)."""
+    if not callable(fn):
+        msg = f"fn={fn!r} is not callable"
+        raise InvalidArgument(msg)
+    check_choice(array, "array", ARRAY_KINDS)
+    kind = detect_array_kind(fn) if array == "auto" else array
+    return Backend.make(kind, device=device, dtype=dtype or (
+        "float64" if kind == "numpy" else "float32"), seed=seed, layout=generators)
+
+
 def crash_text(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} (no message)"
@@ -466,13 +480,8 @@ def batched_statistical_audit(fn: Callable[..., Any], *, samples: int | None = N
     """
     samples = DEFAULT_BATCHED_SAMPLES if samples is None else samples
     alpha_f = check_common(samples, seed, alpha, batch_rows)
-    if not callable(fn):
-        msg = f"fn={fn!r} is not callable"
-        raise InvalidArgument(msg)
-    check_choice(array, "array", ARRAY_KINDS)
-    kind = detect_array_kind(fn) if array == "auto" else array
-    backend = Backend.make(kind, device=device, dtype=dtype or (
-        "float64" if kind == "numpy" else "float32"), seed=seed, layout=generators)
+    backend = audit_backend(fn, array=array, device=device, dtype=dtype, seed=seed,
+                            generators=generators)
     panel = tuple(default_panel() if cases is None else cases)
     if not panel or not all(isinstance(c, Case) for c in panel):
         msg = "cases must be a non-empty sequence of Case (see Case.of)"

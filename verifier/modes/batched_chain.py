@@ -28,23 +28,22 @@ from typing import Any
 
 from verifier.errors import InvalidArgument
 from verifier.modes.batched import (
-    ARRAY_KINDS,
     DEFAULT_BATCH_ROWS,
     Backend,
     Budget,
     ProgressCallback,
     Tally,
     Unit,
+    audit_backend,
     check_common,
     crash_text,
-    detect_array_kind,
     takes_generator,
     units_of,
 )
 from verifier.modes.statistical import DEFAULT_ALPHA, Case, StatisticalReport, judge_counts
 from verifier.numbers import as_distribution
 from verifier.steps.models import random_model_pair
-from verifier.validation import check_choice, check_integer
+from verifier.validation import check_integer
 
 __all__ = [
     "DEFAULT_CHAIN_SAMPLES",
@@ -187,13 +186,8 @@ def batched_chain_audit(fn: Callable[..., Any], *, gamma: int, horizon: int | No
     check_integer(horizon, "horizon", min_value=1)
     samples = DEFAULT_CHAIN_SAMPLES if samples is None else samples
     alpha_f = check_common(samples, seed, alpha, batch_rows)
-    if not callable(fn):
-        msg = f"fn={fn!r} is not callable"
-        raise InvalidArgument(msg)
-    check_choice(array, "array", ARRAY_KINDS)
-    kind = detect_array_kind(fn) if array == "auto" else array
-    backend = Backend.make(kind, device=device, dtype=dtype or (
-        "float64" if kind == "numpy" else "float32"), seed=seed, layout=generators)
+    backend = audit_backend(fn, array=array, device=device, dtype=dtype, seed=seed,
+                            generators=generators)
     panel = tuple(default_chain_panel() if cases is None else cases)
     if not panel or not all(isinstance(c, ChainCase) for c in panel):
         msg = "cases must be a non-empty sequence of ChainCase"

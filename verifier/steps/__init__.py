@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from verifier.steps.decode import (
     CacheDivergence,
+    DecodeClock,
     Step,
     decode_distribution,
     step_law,
@@ -23,6 +24,7 @@ from verifier.steps.efficiency import (
 from verifier.steps.models import (
     CachedModel,
     ContextFreeModel,
+    DeferredList,
     RaisingModel,
     RandomModel,
     RecordingModel,
@@ -42,14 +44,22 @@ from verifier.steps.processors import (
     Stopping,
     TokenGrammar,
 )
-from verifier.steps.verdict import DecodeComparison, StepVerdict, check_step, compare_decodes
+from verifier.steps.verdict import (
+    DecodeComparison,
+    StepVerdict,
+    check_step,
+    compare_decodes,
+    first_differing_prefix,
+)
 
 __all__ = [
     "BadWords",
     "CacheDivergence",
     "CachedModel",
     "ContextFreeModel",
+    "DecodeClock",
     "DecodeComparison",
+    "DeferredList",
     "FrequencyPenalty",
     "LogitBias",
     "MinNewTokens",
@@ -73,6 +83,7 @@ __all__ = [
     "decode_distribution",
     "draft_law_iid",
     "draft_law_without_replacement",
+    "first_differing_prefix",
     "iid_acceptance",
     "iid_expected_tokens",
     "random_model_pair",

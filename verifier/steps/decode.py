@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -39,6 +39,7 @@ from verifier.validation import check_integer, fail
 
 __all__ = [
     "CacheDivergence",
+    "DecodeClock",
     "DecodeRun",
     "Step",
     "accepts_processors",
@@ -139,11 +140,19 @@ def _check_horizon(horizon: Any) -> int:
         fail("horizon", horizon, "an integer >= 1 (the number of tokens to decode)")
 
 
-class _Clock:
-    """One time budget across the many enumerations of a decode."""
+class DecodeClock:
+    """One time budget across the many enumerations of a decode.
 
-    def __init__(self, budget: Budget | None) -> None:
+    ``next_budget(resolved)`` is the budget of the next enumeration: ``budget`` with
+    ``max_seconds`` cut to what is left, or :class:`~verifier.errors.BudgetExceeded`
+    (``"{what} exceeded max_seconds=..."``, with the mass resolved so far) when
+    nothing is left.  Shared by the decodes of :mod:`verifier.steps` and
+    :mod:`verifier.crossvocab`.
+    """
+
+    def __init__(self, budget: Budget | None, what: str = "decoding") -> None:
         self.budget = budget or Budget()
+        self.what = what
         limit = self.budget.max_seconds
         self.deadline = None if limit is None else time.monotonic() + limit
 
@@ -152,7 +161,7 @@ class _Clock:
             return self.budget
         left = self.deadline - time.monotonic()
         if left <= 0:
-            msg = f"decoding exceeded max_seconds={self.budget.max_seconds}"
+            msg = f"{self.what} exceeded max_seconds={self.budget.max_seconds}"
             raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds")
         return dataclasses.replace(self.budget, max_seconds=left)
 
@@ -252,14 +261,14 @@ def run_decode(step: Step, target: Any, draft: Any, horizon: int, *,
     """
     horizon = _check_horizon(horizon)
     pipeline = _check_processors(processors)
-    clock = _Clock(budget)
+    clock = DecodeClock(budget)
     t, d, vocab_size = _prepare(target, draft)
     run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
     _compose(step, t, d, run, clock, uniform_bits, pipeline)
     return run
 
 
-def _compose(step: Step, t: _Side, d: _Side, run: DecodeRun, clock: _Clock,
+def _compose(step: Step, t: _Side, d: _Side, run: DecodeRun, clock: DecodeClock,
              uniform_bits: int | None, processors: ProcessorPipeline | None = None) -> None:
     """Compose the step laws level by level.  With stopping, a sequence that stopped is
     final; a step output running past the stop is kept as emitted (the tokens after
@@ -352,7 +361,7 @@ def step_law(step: Step, target: Any, draft: Any, prefix: Prefix = (), *,
     t, d, vocab_size = _prepare(target, draft)
     prefix = tuple(prefix)
     start = (prefix if t.stateful else None, prefix if d.stateful else None)
-    law = _enumerate_step(step, t, d, prefix, start, _Clock(budget).next_budget(_ZERO),
+    law = _enumerate_step(step, t, d, prefix, start, DecodeClock(budget).next_budget(_ZERO),
                           uniform_bits, vocab_size, None)
     out: dict[Hashable, Fraction] = {}
     for outcome, prob in law.items():
@@ -377,10 +386,10 @@ def target_distribution(target: Any, horizon: int, *, budget: Budget | None = No
     if side.recorder is None:
         msg = f"the target {target!r} has no stateless view target(prefix)"
         raise InvalidArgument(msg)
-    return _target_law(side.recorder, horizon, _Clock(budget), _check_processors(processors))
+    return _target_law(side.recorder, horizon, DecodeClock(budget), _check_processors(processors))
 
 
-def _target_law(recorder: RecordingModel, horizon: int, clock: _Clock,
+def _target_law(recorder: RecordingModel, horizon: int, clock: DecodeClock,
                 processors: ProcessorPipeline | None = None) -> Distribution:
     layer: dict[Prefix, Fraction] = {(): _ONE}
     final: dict[Prefix, Fraction] = {}
@@ -405,11 +414,3 @@ def _target_law(recorder: RecordingModel, horizon: int, clock: _Clock,
     final.update(layer)
     return Distribution(final.items())
 
-
-def law_by_prefix(law: Mapping[Prefix, Fraction], length: int) -> dict[Prefix, Fraction]:
-    """Marginal law of the first ``length`` tokens of a law over sequences."""
-    out: dict[Prefix, Fraction] = {}
-    for seq, prob in law.items():
-        key = seq[:length]
-        out[key] = out.get(key, _ZERO) + prob
-    return out

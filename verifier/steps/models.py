@@ -19,7 +19,7 @@ import operator
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from fractions import Fraction
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from verifier.errors import InvalidArgument, InvalidDistribution
 from verifier.exact.random_source import LazyToken, RowSource, ValidatedRow
@@ -30,6 +30,7 @@ __all__ = [
     "MODEL_KINDS",
     "CachedModel",
     "ContextFreeModel",
+    "DeferredList",
     "Model",
     "RaisingModel",
     "RandomModel",
@@ -42,6 +43,7 @@ __all__ = [
 
 Prefix = tuple[int, ...]
 Row = tuple[Fraction, ...]
+_T = TypeVar("_T")
 #: A stateless model: ``model(prefix) -> next-token probabilities``.
 Model = Callable[[Prefix], Sequence[Any]]
 
@@ -446,28 +448,31 @@ def _possible_ids(token: Any) -> tuple[int, ...]:
     return (operator.index(token),)
 
 
-class _DeferredRow(MutableSequence[Fraction], RowSource):
-    """A row whose prefix holds unfixed lazy tokens; it is looked up when first read.
+class DeferredList(MutableSequence[_T]):
+    """A list whose items are looked up on first use (by :meth:`_load`, once).
 
-    Behaves as a fresh ``list`` of Fractions (indexing, iteration, in-place
-    edits, ``copy()``, ``+``); ``len()`` needs no lookup since every row has
-    the vocabulary's length.
+    Behaves as a fresh ``list`` (indexing, iteration, in-place edits,
+    ``copy()``, ``+``); ``len()`` needs no lookup when :meth:`_known_length`
+    knows it.  Unhashable; equality is the subclass's business.  The base of the
+    deferred rows of a recorded model here and of a symbolic step model
+    (:mod:`verifier.modes.symbolic.step_source`).
     """
 
-    __slots__ = ("_items", "_model", "_prefix")
+    __slots__ = ("_items",)
+    _items: MutableSequence[_T] | None
 
-    def __init__(self, model: RecordingModel, prefix: tuple[Any, ...]) -> None:
-        self._model = model
-        self._prefix = prefix
-        self._items: ValidatedRow | None = None
+    def _load(self) -> MutableSequence[_T]:
+        raise NotImplementedError
 
-    def resolve(self) -> ValidatedRow:
-        """The row itself (looked up, fixing the prefix's tokens, on first use)."""
-        if self._items is None:
-            self._items = ValidatedRow(self._model.row(self._prefix))
-        return self._items
+    def _known_length(self) -> int | None:
+        """The length without a lookup, if known."""
+        return None
 
-    _resolve = resolve
+    def _resolve(self) -> MutableSequence[_T]:
+        items = self._items
+        if items is None:
+            items = self._items = self._load()
+        return items
 
     def __getitem__(self, index: Any) -> Any:
         return self._resolve()[index]
@@ -478,18 +483,20 @@ class _DeferredRow(MutableSequence[Fraction], RowSource):
     def __delitem__(self, index: Any) -> None:
         del self._resolve()[index]
 
-    def insert(self, index: int, value: Fraction) -> None:
+    def insert(self, index: int, value: _T) -> None:
         self._resolve().insert(index, value)
 
     def __len__(self) -> int:
-        if self._items is None and self._model.vocab_size is not None:
-            return self._model.vocab_size
+        if self._items is None:
+            known = self._known_length()
+            if known is not None:
+                return known
         return len(self._resolve())
 
-    def __iter__(self) -> Iterator[Fraction]:
+    def __iter__(self) -> Iterator[_T]:
         return iter(self._resolve())
 
-    def copy(self) -> list[Fraction]:
+    def copy(self) -> list[_T]:
         return list(self._resolve())
 
     def __add__(self, other: Any) -> list[Any]:
@@ -498,15 +505,40 @@ class _DeferredRow(MutableSequence[Fraction], RowSource):
     def __radd__(self, other: Any) -> list[Any]:
         return [*other, *self._resolve()]
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, _DeferredRow):
-            other = other._resolve()
-        return bool(self._resolve() == other)
-
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr(self._resolve())
+
+
+class _DeferredRow(DeferredList[Fraction], RowSource):
+    """A row whose prefix holds unfixed lazy tokens; it is looked up when first read.
+
+    A :class:`DeferredList` of Fractions; ``len()`` needs no lookup since every
+    row has the vocabulary's length.
+    """
+
+    __slots__ = ("_model", "_prefix")
+
+    def __init__(self, model: RecordingModel, prefix: tuple[Any, ...]) -> None:
+        self._model = model
+        self._prefix = prefix
+        self._items = None
+
+    def _load(self) -> ValidatedRow:
+        return ValidatedRow(self._model.row(self._prefix))
+
+    def _known_length(self) -> int | None:
+        return self._model.vocab_size
+
+    def resolve(self) -> ValidatedRow:
+        """The row itself (looked up, fixing the prefix's tokens, on first use)."""
+        return self._resolve()  # type: ignore[return-value]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _DeferredRow):
+            other = other._resolve()
+        return bool(self._resolve() == other)
 
 
 @runtime_checkable

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, final
@@ -13,25 +13,71 @@ from verifier.exact.tree import Budget
 from verifier.exact.verdict import ComparedVerdict, compare_laws
 from verifier.steps.decode import (
     CacheDivergence,
+    DecodeClock,
     DecodeRun,
     Step,
     _check_horizon,
     _check_processors,
-    _Clock,
     _compose,
     _prepare,
     _target_law,
-    law_by_prefix,
 )
 from verifier.steps.models import format_prefix
 from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
 from verifier.tables import exact_text, omit_identical, render_table, signed
 from verifier.witness import step_witness_json
 
-__all__ = ["DecodeComparison", "StepVerdict", "check_step", "compare_decodes"]
+__all__ = [
+    "DecodeComparison",
+    "StepVerdict",
+    "check_step",
+    "compare_decodes",
+    "first_differing_prefix",
+]
 
 Prefix = tuple[int, ...]
 _ZERO = Fraction(0)
+
+
+def _by_prefix(law: Mapping[Hashable, Fraction], length: int,
+               view: Callable[[Any], Any]) -> dict[Any, Fraction]:
+    """Marginal law of the first ``length`` items of ``view(outcome)``."""
+    out: dict[Any, Fraction] = {}
+    for outcome, prob in law.items():
+        key = view(outcome)[:length]
+        out[key] = out.get(key, _ZERO) + prob
+    return out
+
+
+def _same(outcome: Any) -> Any:
+    return outcome
+
+
+def first_differing_prefix(expected: Mapping[Hashable, Fraction],
+                           actual: Mapping[Hashable, Fraction],
+                           as_sequence: Callable[[Any], Any] | None = None
+                           ) -> tuple[Any, Fraction, Fraction]:
+    """The shortest prefix whose probability differs between two laws over sequences.
+
+    Returns ``(prefix, expected probability, actual probability)`` for the
+    smallest differing prefix of the least length (the laws agree on every
+    shorter one), ``(None, 0, 0)`` when no prefix differs.  ``as_sequence``
+    turns an outcome into the sequence whose prefixes are compared (``str``
+    for texts); by default the outcome itself (a tuple of token ids).
+
+    >>> half = Fraction(1, 2)
+    >>> first_differing_prefix({(0, 0): Fraction(1)}, {(0, 1): half, (1, 0): half})
+    ((0,), Fraction(1, 1), Fraction(1, 2))
+    """
+    view = _same if as_sequence is None else as_sequence
+    longest = max((len(view(k)) for k in (*expected, *actual)), default=0)
+    for length in range(1, longest + 1):
+        e, a = _by_prefix(expected, length, view), _by_prefix(actual, length, view)
+        differing = sorted(k for k in set(e) | set(a) if e.get(k, _ZERO) != a.get(k, _ZERO))
+        if differing:
+            first = differing[0]
+            return first, e.get(first, _ZERO), a.get(first, _ZERO)
+    return None, _ZERO, _ZERO
 
 
 def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distribution:
@@ -77,16 +123,7 @@ class DecodeComparison:
         first: Prefix | None = None
         fe = fa = _ZERO
         if base.difference:
-            longest = max(len(k) for k in (*self.expected, *self.actual))
-            for length in range(1, longest + 1):
-                e = law_by_prefix(self.expected, length)  # type: ignore[arg-type]
-                a = law_by_prefix(self.actual, length)  # type: ignore[arg-type]
-                differing = sorted(k for k in set(e) | set(a)
-                                   if e.get(k, _ZERO) != a.get(k, _ZERO))
-                if differing:
-                    first = differing[0]
-                    fe, fa = e.get(first, _ZERO), a.get(first, _ZERO)
-                    break
+            first, fe, fa = first_differing_prefix(self.expected, self.actual)
         set_(self, "first_difference", first)
         set_(self, "first_expected", fe)
         set_(self, "first_actual", fa)
@@ -250,7 +287,7 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     """
     horizon = _check_horizon(horizon)
     pipeline = _check_processors(processors)
-    clock = _Clock(budget)
+    clock = DecodeClock(budget)
     t, d, vocab_size = _prepare(target, draft)
     assert t.recorder is not None
     expected = _target_law(t.recorder, horizon, clock, pipeline)

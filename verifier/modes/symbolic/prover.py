@@ -47,7 +47,14 @@ from verifier.modes.symbolic.grid import GridHazard, grid_witness
 from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint, Point, Space
 from verifier.modes.symbolic.result import Case, ProofResult
-from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
+from verifier.modes.symbolic.signs import (
+    ZERO,
+    Decider,
+    NeedSplit,
+    check_nonlinear_local,
+    factorise,
+    side,
+)
 from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue
 from verifier.validation import check_integer
 
@@ -304,7 +311,8 @@ class _Prover:
         contributions = [self.reduce(leaf.weight * v, {}) for v in leaf.law.values()]
         for constraint in leaf.local:
             if constraint.lin is None:
-                self._check_nonlinear(cell, constraint, contributions)
+                # Its region is the case: decided and split on the case's signs.
+                check_nonlinear_local(space, constraint, contributions, cell)
                 continue
             if not space.feasible((*cell, constraint.negated(space, ">="))):
                 continue  # the case itself implies the constraint
@@ -329,25 +337,6 @@ class _Prover:
                 if ZERO in signs:
                     raise NeedSplit([c for sign in sorted(signs)
                                      for c in side(space, factor, frozenset((sign,)))])
-
-    def _check_nonlinear(self, cell: tuple[Constraint, ...], constraint: Constraint,
-                         contributions: list[Any]) -> None:
-        """The checks of check_leaf for a nonlinear local constraint ``g > 0``."""
-        allowed = frozenset(constraint.sign * s for s in poly_signs(cell, constraint.poly))
-        if allowed <= {1}:
-            return
-        split = NeedSplit([constraint.with_rel(self.space, "==") if s == 0 else
-                           constraint if s > 0 else constraint.negated(self.space, ">")
-                           for s in sorted(allowed)])
-        if -1 in allowed:
-            raise split
-        # g >= 0 on the case: each numerator must vanish wherever g does.
-        for contribution in contributions:
-            num, _ = sympy.fraction(contribution)
-            reduced = sympy.expand(self.space.eliminate(num))
-            if reduced != 0 and sympy.rem(reduced, constraint.poly,
-                                          *self.space.variables) != 0:
-                raise split
 
     def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
         """Whether every contribution's numerator is identically 0 on the region's equalities."""

@@ -419,7 +419,11 @@ class Space:
 
     def simplest_point(self, constraints: Sequence[Constraint],
                        x: Sequence[Fraction]) -> tuple[Fraction, ...]:
-        """A point with small denominators near ``x`` that still satisfies the constraints."""
+        """A point with small denominators near ``x`` that still satisfies the constraints.
+
+        Inside is what :meth:`contains` says, so a StepSpace (which inherits this)
+        keeps every row's last entry >= 0.
+        """
         for limit in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 30, 50, 100, 1000):
             y = tuple(c.limit_denominator(limit) for c in x)
             if self.contains(constraints, y):

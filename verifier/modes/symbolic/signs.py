@@ -26,7 +26,15 @@ import sympy
 from verifier.errors import UnsupportedOperation
 from verifier.modes.symbolic.region import Constraint, Lin, Space
 
-__all__ = ["Decider", "NeedSplit", "SignSet", "factorise", "poly_signs", "side"]
+__all__ = [
+    "Decider",
+    "NeedSplit",
+    "SignSet",
+    "check_nonlinear_local",
+    "factorise",
+    "poly_signs",
+    "side",
+]
 
 SignSet = frozenset[int]
 NEG, ZERO, POS = -1, 0, 1
@@ -164,6 +172,36 @@ def poly_signs(constraints: Sequence[Constraint], poly: Any) -> SignSet:
         if c.lin is None and c.poly == poly:
             signs = signs & frozenset(c.sign * s for s in _REL_SIGNS[c.rel])
     return signs
+
+
+def check_nonlinear_local(space: Space, c: Constraint, contributions: Sequence[Any],
+                          region: Sequence[Constraint],
+                          case: Sequence[Constraint] | None = None) -> None:
+    """Raise NeedSplit unless a branch explored assuming the nonlinear ``c`` (``g > 0``)
+    is exact on ``region``.
+
+    It is when ``region`` implies ``c``; otherwise ``region`` must allow no sign
+    of ``c`` below 0 (only ``g >= 0``) and every contribution's numerator must
+    vanish wherever ``g`` does (``g`` divides it).  The split raised has one
+    side per sign ``c`` may take on ``case``, the region that gets split: by
+    default ``region`` itself (a sampler's leaf is decided and split on its
+    case); a step's leaf is decided on its region below earlier branches
+    (``region``) but splits the whole case (``case``).
+    """
+    allowed = frozenset(c.sign * s for s in poly_signs(region, c.poly))
+    if allowed <= {POS}:
+        return
+    signs = allowed if case is None else frozenset(c.sign * s for s in poly_signs(case, c.poly))
+    split = NeedSplit([c.with_rel(space, "==") if s == ZERO else
+                       c if s > ZERO else c.negated(space, ">")
+                       for s in sorted(signs)])
+    if NEG in allowed:
+        raise split
+    for contribution in contributions:
+        num, _ = sympy.fraction(contribution)
+        reduced = sympy.expand(space.eliminate(num))
+        if reduced != 0 and sympy.rem(reduced, c.poly, *space.variables) != 0:
+            raise split
 
 
 class Decider:

@@ -54,7 +54,15 @@ from verifier.exact.random_source import LazyToken
 from verifier.exact.tree import Budget, ChoiceTree, Chooser
 from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint
-from verifier.modes.symbolic.signs import ZERO, Decider, NeedSplit, factorise, poly_signs, side
+from verifier.modes.symbolic.signs import (
+    ZERO,
+    Decider,
+    NeedSplit,
+    check_nonlinear_local,
+    factorise,
+    poly_signs,
+    side,
+)
 from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
 from verifier.modes.symbolic.step_source import (
     EmptyRegion,
@@ -466,7 +474,8 @@ class _StepProver:
             base = (*cell, *sides, *before)
             before.append(c)
             if c.lin is None:
-                self._check_nonlinear(cell, base, c, contributions)
+                # Decided on the leaf's region (base), split on the case's signs.
+                check_nonlinear_local(space, c, contributions, base, cell)
                 continue
             if not space.feasible((*base, c.negated(space, ">="))):
                 continue
@@ -490,23 +499,6 @@ class _StepProver:
                     signs = whole.factor_signs(factor, local=False)
                     raise NeedSplit([s for sign in sorted(signs)
                                      for s in side(space, factor, frozenset((sign,)))])
-
-    def _check_nonlinear(self, cell: tuple[Constraint, ...], base: tuple[Constraint, ...],
-                         c: Constraint, contributions: list[Any]) -> None:
-        allowed = frozenset(c.sign * s for s in poly_signs(base, c.poly))
-        if allowed <= {1}:
-            return
-        everywhere = frozenset(c.sign * s for s in poly_signs(cell, c.poly))
-        split = NeedSplit([c.with_rel(self.space, "==") if s == 0 else
-                           c if s > 0 else c.negated(self.space, ">")
-                           for s in sorted(everywhere)])
-        if -1 in allowed:
-            raise split
-        for contribution in contributions:
-            num, _ = sympy.fraction(contribution)
-            reduced = sympy.expand(self.space.eliminate(num))
-            if reduced != 0 and sympy.rem(reduced, c.poly, *self.space.variables) != 0:
-                raise split
 
     def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
         substitution = self.equalities(region)

@@ -17,7 +17,7 @@ leaves over a refinement of the regions (see step_prover.py).
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, MutableSequence, Sequence
+from collections.abc import MutableSequence, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -33,6 +33,7 @@ from verifier.modes.symbolic.region import Constraint
 from verifier.modes.symbolic.signs import Decider, SignSet, poly_signs
 from verifier.modes.symbolic.step_space import RowKey, StepSpace
 from verifier.modes.symbolic.values import SymbolicValue
+from verifier.steps.models import DeferredList
 
 __all__ = ["EmptyRegion", "LocalDecider", "MissingRow", "SymbolicModel", "nonlinear_possible",
            "possible", "region_empty"]
@@ -369,49 +370,18 @@ class SymbolicModel:
         return f"<symbolic {'target' if self.name == 'p' else 'draft'} model>"
 
 
-class _LazyRow(MutableSequence[Any]):
+class _LazyRow(DeferredList[Any]):
     """A row whose prefix holds undrawn tokens: looked up (fixing them) when first read."""
 
-    __slots__ = ("_items", "_model", "_prefix")
+    __slots__ = ("_model", "_prefix")
 
     def __init__(self, model: SymbolicModel, prefix: tuple[Any, ...]) -> None:
         self._model = model
         self._prefix = prefix
-        self._items: list[Any] | None = None
+        self._items = None
 
-    def _resolve(self) -> list[Any]:
-        if self._items is None:
-            self._items = self._model.row(self._prefix)
-        return self._items
+    def _load(self) -> list[Any]:
+        return self._model.row(self._prefix)
 
-    def __getitem__(self, index: Any) -> Any:
-        return self._resolve()[index]
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        self._resolve()[index] = value
-
-    def __delitem__(self, index: Any) -> None:
-        del self._resolve()[index]
-
-    def insert(self, index: int, value: Any) -> None:
-        self._resolve().insert(index, value)
-
-    def __len__(self) -> int:
-        return self._model.space.vocab_size if self._items is None else len(self._items)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._resolve())
-
-    def copy(self) -> list[Any]:
-        return list(self._resolve())
-
-    def __add__(self, other: Any) -> list[Any]:
-        return [*self._resolve(), *other]
-
-    def __radd__(self, other: Any) -> list[Any]:
-        return [*other, *self._resolve()]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self._resolve())
+    def _known_length(self) -> int:
+        return self._model.space.vocab_size

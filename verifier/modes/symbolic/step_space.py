@@ -304,12 +304,3 @@ class StepSpace(Space):
             rows.append(strict if self.feasible((*linear, strict))
                         else Constraint(lin, "==", None))
         return self._solve(frozenset(c.key() for c in rows), None)
-
-    def simplest_point(self, constraints: Sequence[Constraint],
-                       x: Sequence[Fraction]) -> tuple[Fraction, ...]:
-        """Small denominators near ``x`` (row by row, last entry kept >= 0), still inside."""
-        for limit in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 30, 50, 100, 1000):
-            y = tuple(c.limit_denominator(limit) for c in x)
-            if self.contains(constraints, y):
-                return y
-        return tuple(x)
