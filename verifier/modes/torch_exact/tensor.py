@@ -33,6 +33,7 @@ from verifier.modes.torch_exact.values import (
 )
 
 __all__ = [
+    "FLOAT_FORMATS",
     "GRID_BITS",
     "ExactTensor",
     "as_exact",
@@ -41,8 +42,11 @@ __all__ = [
     "element_for",
     "is_float",
     "make",
+    "narrows",
     "read_scalar",
     "result_dtype",
+    "round_to",
+    "stored",
 ]
 
 #: Bits of ``torch.rand``'s grid k / 2**K per dtype (0 included).
@@ -116,6 +120,8 @@ def element_for(value: Any, dtype: torch.dtype) -> Any:
         if isinstance(value, float):
             if math.isnan(value) or math.isinf(value):
                 return Special.make(value, "a float constant")
+            if narrows(torch.float64, dtype):  # a Python float is a float64
+                return stored(Fraction(value), dtype)
             return Fraction(value)
         if isinstance(value, bool):
             return Fraction(int(value))
@@ -243,12 +249,71 @@ def _infer_dtype(flat: list[Any]) -> torch.dtype:
     return torch.get_default_dtype()
 
 
+#: (significand bits, least normal exponent, greatest exponent) of each float dtype.
+FLOAT_FORMATS: dict[torch.dtype, tuple[int, int, int]] = {
+    torch.float64: (53, -1022, 1023), torch.float32: (24, -126, 127),
+    torch.float16: (11, -14, 15), torch.bfloat16: (8, -126, 127)}
+
+
+def narrows(source: torch.dtype, target: torch.dtype) -> bool:
+    """Whether converting ``source`` values to the float ``target`` can round:
+    ``target`` does not hold every value of ``source`` (integers included)."""
+    if target not in FLOAT_FORMATS:
+        return False
+    if source not in FLOAT_FORMATS:
+        return source != torch.bool
+    (sb, slo, shi), (tb, tlo, thi) = FLOAT_FORMATS[source], FLOAT_FORMATS[target]
+    return tb < sb or tlo > slo or thi < shi
+
+
+def round_to(x: Fraction, dtype: torch.dtype) -> Any:
+    """``x`` rounded to the nearest value of the float ``dtype`` (ties to even,
+    subnormals kept, overflow to +-inf), exactly as IEEE 754 rounds."""
+    if x == 0:
+        return Fraction(0)
+    bits, least, greatest = FLOAT_FORMATS[dtype]
+    size = abs(x)
+    exponent = size.numerator.bit_length() - size.denominator.bit_length()
+    if Fraction(2) ** exponent > size:
+        exponent -= 1
+    quantum = Fraction(2) ** (max(exponent, least) - bits + 1)
+    rounded = round(size / quantum) * quantum
+    if rounded >= Fraction(2) ** (greatest + 1):
+        return Special(math.copysign(math.inf, x), f"a value rounded to {dtype} at "
+                       f"{user_location()} (beyond its largest finite value)")
+    return rounded if x > 0 else -rounded
+
+
+def stored(x: Fraction, dtype: torch.dtype) -> Any:
+    """The value torch stores for the exact ``x`` in the float ``dtype``: rounded
+    once, or for float16 and bfloat16 through float32 first, as torch converts."""
+    if dtype in (torch.float16, torch.bfloat16):
+        wide = round_to(x, torch.float32)
+        return wide if isinstance(wide, Special) else round_to(wide, dtype)
+    return round_to(x, dtype)
+
+
 def cast(t: ExactTensor, dtype: torch.dtype) -> ExactTensor:
+    """``t.to(dtype)``.  A cast that can round (to a narrower float, or an integer
+    to a float) rounds each exact value as torch does; a value with no exact
+    rational (a uniform, a logarithm) cast that way is unsupported."""
     if t.dtype == dtype:
         return t
-    fn = np.frompyfunc(lambda x: convert(x, dtype), 1, 1)
-    out = fn(t.arr) if t.arr.ndim else np.asarray(convert(t.arr[()], dtype), dtype=object)
+    if narrows(t.dtype, dtype):
+        fn = np.frompyfunc(lambda x: _rounded(convert(x, dtype), t.dtype, dtype), 1, 1)
+    else:
+        fn = np.frompyfunc(lambda x: convert(x, dtype), 1, 1)
+    out = fn(t.arr) if t.arr.ndim else np.asarray(fn(t.arr[()]), dtype=object)
     return make(np.asarray(out, dtype=object), dtype)
+
+
+def _rounded(x: Any, source: torch.dtype, target: torch.dtype) -> Any:
+    if isinstance(x, Fraction):
+        return stored(x, target)
+    if isinstance(x, (Special, Uninit)):
+        return x
+    raise unsupported(f"converting {describe(x)} from {source} to {target}, which rounds "
+                      "it (its rounded value has no exact model)")
 
 
 _DUMMY: dict[tuple[torch.dtype, bool], torch.Tensor] = {}
