@@ -797,6 +797,18 @@ def test_prove_exit_codes(samplers):
     assert "Traceback" not in err
 
 
+def test_prove_of_a_function_with_the_wrong_arity_is_a_usage_error(tmp_path):
+    # fn(p, q) is not a sampler fn(p, q, rng): a usage error, as in audit, not a
+    # "refutation" by the TypeError of calling it the wrong way.
+    path = tmp_path / "arity.py"
+    path.write_text("def two(p, q):\n    return 0\n\nNUMBER = 3\n")
+    code, out, err = run("prove", f"{path}:two", "--vocab-size", "2")
+    assert code == 2 and "REFUTED" not in out
+    assert "a sampler is called as fn(p, q, rng)" in err
+    code, _, err = run("prove", f"{path}:NUMBER", "--vocab-size", "2")
+    assert code == 2 and "is an int, not a function" in err
+
+
 def test_prove_needs_a_vocabulary_size(samplers):
     code, _, err = run("prove", target(samplers, "textbook"))
     assert code == 2

@@ -100,6 +100,18 @@ def test_a_signature_that_does_not_fit_the_parameters_is_a_usage_error(module: P
     assert code == 2 and "give --signature single" in err
 
 
+def test_a_function_that_cannot_take_the_signatures_arguments_is_a_usage_error(
+        tmp_path: Path) -> None:
+    path = tmp_path / "arity.py"
+    path.write_text("import torch\n\ndef one(p):\n    return torch.multinomial(p, 1)\n")
+    code, out, err = run("audit", f"{path}:one", "--torch", *SMALL)
+    assert code == 2 and not out, (code, out, err)
+    assert "--signature single calls fn(p, q[, generator])" in err and "(p)" in err
+    code, out, err = run("audit", f"{path}:one", "--torch", "--signature", "chain",
+                         "--gamma", "2", *SMALL)
+    assert code == 2 and "fn(draft_token_ids, draft_probs, target_probs)" in err
+
+
 NUMPY_SOURCE = '''
 import numpy as np
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from verifier.errors import InvalidArgument
 
-__all__ = ["load_target"]
+__all__ = ["article", "load_target"]
 
 
 def _load_module(spec: str) -> Any:
@@ -74,7 +74,12 @@ def load_target(target: str) -> Callable[..., Any]:
             raise InvalidArgument(msg)
         obj = getattr(obj, part)
     if not callable(obj):
-        msg = f"{target} is a {type(obj).__name__}, not a function"
+        msg = f"{target} is {article(type(obj).__name__)}, not a function"
         raise InvalidArgument(msg)
     result: Callable[..., Any] = obj
     return result
+
+
+def article(noun: str) -> str:
+    """``noun`` with its indefinite article: "an int", "a float"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

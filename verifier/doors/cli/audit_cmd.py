@@ -19,7 +19,7 @@ from verifier.doors.audit import (
 from verifier.doors.cli.parallel import check_jobs
 from verifier.doors.cli.progress import Progress
 from verifier.doors.report import result_human, result_json
-from verifier.doors.targets import load_target
+from verifier.doors.targets import article, load_target
 from verifier.errors import InvalidArgument
 
 __all__ = ["audit_target", "check_modes", "options_from_args"]
@@ -101,7 +101,7 @@ def _processors(args: argparse.Namespace, kind: str) -> Any:
             raise
         pipeline = None  # a value that is not callable: not a pipeline either
     if not isinstance(pipeline, ProcessorPipeline):
-        what = "" if pipeline is None else f" is a {type(pipeline).__name__},"
+        what = "" if pipeline is None else f" is {article(type(pipeline).__name__)},"
         msg = (f"--processors {name}{what} must name a verifier.ProcessorPipeline "
                "(processors and stopping), e.g. module:PIPELINE")
         raise InvalidArgument(msg)
@@ -189,26 +189,52 @@ _SIGNATURE_NAMES: dict[str, frozenset[str]] = {
 }
 
 
+#: How each --signature calls the function (what its arguments are).
+_SIGNATURE_CALLS: dict[str, tuple[str, ...]] = {
+    "single": ("p", "q"),
+    "chain": ("draft_token_ids", "draft_probs", "target_probs"),
+    "hf": ("candidate_input_ids", "candidate_logits", "candidate_length", "new_logits",
+           "is_done_candidate"),
+    "decode": ("input_ids", "draft_model", "target_model", "max_new_tokens"),
+}
+
+
 def _check_signature(fn: Any, signature: str) -> None:
-    """A clear usage error when ``fn``'s parameter names are another --signature's."""
+    """A clear usage error when ``fn``'s parameter names are another --signature's,
+    or it cannot take the --signature's arguments."""
     import inspect
 
     from verifier.modes.torch_exact.unwrap import unwrap
 
     try:
-        names = set(inspect.signature(unwrap(fn)).parameters)
+        parameters = inspect.signature(unwrap(fn))
     except (TypeError, ValueError):
         return
-    if names & _SIGNATURE_NAMES[signature]:
-        return
-    for other, known in _SIGNATURE_NAMES.items():
-        if other != signature and len(names & known) >= 2:
-            shown = ", ".join(sorted(names & known))
-            msg = (f"--signature {signature}, but the function's parameters ({shown}) are "
-                   f"those of --signature {other}; give --signature {other}"
-                   + (" --gamma K" if other in ("chain", "hf") else "")
-                   + " (single is fn(p, q[, generator]) -> token)")
-            raise InvalidArgument(msg)
+    names = set(parameters.parameters)
+    if not names & _SIGNATURE_NAMES[signature]:
+        for other, known in _SIGNATURE_NAMES.items():
+            if other != signature and len(names & known) >= 2:
+                shown = ", ".join(sorted(names & known))
+                msg = (f"--signature {signature}, but the function's parameters ({shown}) "
+                       f"are those of --signature {other}; give --signature {other}"
+                       + (" --gamma K" if other in ("chain", "hf") else "")
+                       + " (single is fn(p, q[, generator]) -> token)")
+                raise InvalidArgument(msg)
+    call = _SIGNATURE_CALLS[signature]
+    calls = [call, (*call, "generator")] if signature == "single" else [call]
+    errors: list[TypeError] = []
+    for arguments in calls:
+        try:
+            parameters.bind(*arguments)
+        except TypeError as exc:
+            errors.append(exc)
+    if len(errors) == len(calls):
+        shape = ", ".join(call)
+        if signature == "single":
+            shape += "[, generator]"
+        msg = (f"--signature {signature} calls fn({shape}), but the function's signature "
+               f"is {parameters}: {errors[0]}")
+        raise InvalidArgument(msg) from None
 
 
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:

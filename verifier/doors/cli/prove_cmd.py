@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from verifier.doors.audit import detect_kind
+from verifier.doors.audit import describe_arity_problem, detect_kind
 from verifier.doors.targets import load_target
 from verifier.errors import InvalidInput, SpecexactError, Undecided
 from verifier.modes.symbolic.prover import prove
@@ -55,6 +55,10 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
                 return 2
             detected = "step"
         chosen = kind or detected or "sampler"
+        problem = describe_arity_problem(fn, "step" if chosen == "step" else "sampler")
+        if problem is not None:
+            _report(err, as_json, out, "error", f"specexact prove: {problem}")
+            return 2
         if kind is not None and detected is not None and kind != detected:
             shape = ("fn(p, q, rng)" if detected == "sampler"
                      else "fn(target, draft, prefix, rng)")
