@@ -55,16 +55,16 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
                 return 2
             detected = "step"
         chosen = kind or detected or "sampler"
-        problem = describe_arity_problem(fn, "step" if chosen == "step" else "sampler")
-        if problem is not None:
-            _report(err, as_json, out, "error", f"specexact prove: {problem}")
-            return 2
         if kind is not None and detected is not None and kind != detected:
             shape = ("fn(p, q, rng)" if detected == "sampler"
                      else "fn(target, draft, prefix, rng)")
             _report(err, as_json, out, "error",
                     f"specexact prove: --kind {kind} but {target}'s signature is a "
                     f"{detected}'s, {shape}; give --kind {detected} (or leave --kind out)")
+            return 2
+        problem = describe_arity_problem(fn, "step" if chosen == "step" else "sampler")
+        if problem is not None:
+            _report(err, as_json, out, "error", f"specexact prove: {problem}")
             return 2
         if chosen == "step":
             if horizon is None:

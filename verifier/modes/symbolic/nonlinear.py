@@ -33,7 +33,8 @@ from verifier.modes.symbolic.lp import solve_lp
 if TYPE_CHECKING:
     from verifier.modes.symbolic.region import Constraint, Space
 
-__all__ = ["Poly", "certificate", "local_relaxation_empty", "relaxation_empty"]
+__all__ = ["Poly", "certificate", "in_equality_ideal", "local_relaxation_empty",
+           "relaxation_empty"]
 
 Monomial = tuple[int, ...]
 Poly = dict[Monomial, Fraction]
@@ -315,3 +316,32 @@ def local_relaxation_empty(space: Space, constraints: Sequence[Constraint]) -> b
         if _certificate(len(order), kept, kept_eqs, 2, space) is not None:
             return True
     return False
+
+
+def in_equality_ideal(space: Space, expr: Any, constraints: Sequence[Constraint],
+                      substitution: dict[Any, Any]) -> bool:
+    """Whether ``expr``'s numerator lies in the ideal of the polynomial equalities
+    among ``constraints`` (after ``substitution``, the linear ones solved): then
+    ``expr`` vanishes wherever they hold.
+
+    Membership is decided exactly, by reduction modulo a Groebner basis over
+    the rationals.  False when there is no polynomial equality.
+    """
+    polys = []
+    for c in constraints:
+        if c.lin is None and c.rel == "==":
+            poly = sympy.expand(space.eliminate(c.poly).xreplace(substitution))
+            if poly != 0:
+                polys.append(poly)
+    if not polys:
+        return False
+    num, _ = sympy.fraction(sympy.together(expr))
+    num = sympy.expand(space.eliminate(num).xreplace(substitution))
+    if num == 0:
+        return True
+    gens = sorted(set().union(num.free_symbols, *(e.free_symbols for e in polys)), key=str)
+    if not gens:
+        return False
+    basis = sympy.groebner(polys, *gens, order="grevlex", domain="QQ")
+    _, remainder = basis.reduce(num)
+    return bool(remainder == 0)

@@ -44,6 +44,7 @@ from verifier.exact.engine import output_distribution
 from verifier.exact.random_source import LazyToken, check_uniform_bits
 from verifier.exact.tree import Budget, ChoiceTree, Chooser
 from verifier.modes.symbolic.grid import GridHazard, grid_witness
+from verifier.modes.symbolic.nonlinear import in_equality_ideal
 from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint, Point, Space
 from verifier.modes.symbolic.result import Case, ProofResult
@@ -378,6 +379,11 @@ class _Prover:
                 substitution = self.equalities((*cell, *implicit))
                 bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
                                   target, substitution)
+        if bias and any(c.lin is None and c.rel == "==" for c in cell):
+            # A bias in the ideal of the case's polynomial equalities is 0 on the case.
+            substitution = self.equalities(cell)
+            bias = {k: v for k, v in bias.items()
+                    if not in_equality_ideal(self.space, v, cell, substitution)}
         nice = {k: self._tidy(v) for k, v in formula.items() if v != 0}
         for hazard in self._case_hazards:
             self.hazards.setdefault((hazard.comparison, hazard.region()), hazard)
@@ -421,6 +427,7 @@ class _Prover:
         batches: list[Callable[[], list[tuple[Fraction, ...]]]] = [lambda: candidates]
         if nonlinear:
             batches.append(lambda: space.near_boundary_points(cell, self.rng))
+            batches.append(lambda: space.equality_points(cell, 32, self.rng))
         for batch in batches:
             for x in batch():
                 if not space.contains(cell, x):
@@ -433,7 +440,8 @@ class _Prover:
                     actual = self._confirm(point, formula)
                     return Case(cell, formula, shown_bias, point, actual, None, leaves)
         why = ("no rational point found inside it makes the bias nonzero"
-               + ("; its nonlinear constraints may leave it empty" if nonlinear else ""))
+               + ("; its nonlinear constraints may leave it empty, or the bias may vanish "
+                  "on it without a proof here" if nonlinear else ""))
         return Case(cell, formula, shown_bias, None, None, None, leaves, why)
 
     def _cross_check(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any]) -> None:
@@ -458,6 +466,9 @@ class _Prover:
                        if space.contains(cell, x)]
             if len(points) < 2:
                 points += [x for x in space.near_boundary_points(narrowed, self.rng)
+                           if space.contains(cell, x)]
+            if len(points) < 2:
+                points += [x for x in space.equality_points(narrowed, 16, self.rng)
                            if space.contains(cell, x)]
         for x in points[:2]:
             self._agrees_at(cell, formula, space.split_point(x))

@@ -417,6 +417,39 @@ class Space:
                 for t in (Fraction(1, 2), Fraction(1, 8), Fraction(1, 32), Fraction(1, 256))
                 for seed in seeds]
 
+    def equality_points(self, constraints: Sequence[Constraint], count: int,
+                        rng: random.Random) -> list[tuple[Fraction, ...]]:
+        """Rational points on the region's polynomial equalities, for the caller to test.
+
+        A random point of the linear relaxation misses ``p0*q1 + q1 == p1 + q1**2``
+        almost surely; solving each equality, in turn, for a coordinate it is of
+        degree 1 in (the others held at the random point) lands on it.  The
+        caller keeps the points ``contains`` accepts (every constraint, exactly).
+        """
+        equalities = [sympy.expand(self.eliminate(c.poly)) for c in constraints
+                      if c.lin is None and c.rel == "=="]
+        if not equalities:
+            return []
+        points = []
+        for x in self.random_points(constraints, count, rng):
+            values = dict(zip(self.variables, (_sym(v) for v in x), strict=True))
+            solved: set[Any] = set()
+            for poly in equalities:
+                for v in sorted(poly.free_symbols - solved, key=str):
+                    if sympy.degree(poly, v) != 1:
+                        continue
+                    others = {k: w for k, w in values.items() if k != v}
+                    slope = poly.coeff(v, 1).xreplace(others)
+                    if slope == 0:
+                        continue
+                    values[v] = -poly.coeff(v, 0).xreplace(others) / slope
+                    solved.add(v)
+                    break
+            point = tuple(Fraction(int(sympy.numer(values[v])), int(sympy.denom(values[v])))
+                          for v in self.variables)
+            points.append(point)
+        return points
+
     def simplest_point(self, constraints: Sequence[Constraint],
                        x: Sequence[Fraction]) -> tuple[Fraction, ...]:
         """A point with small denominators near ``x`` that still satisfies the constraints.

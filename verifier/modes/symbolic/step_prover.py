@@ -52,6 +52,7 @@ from verifier.errors import (
 )
 from verifier.exact.random_source import LazyToken
 from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from verifier.modes.symbolic.nonlinear import in_equality_ideal
 from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
 from verifier.modes.symbolic.region import Constraint
 from verifier.modes.symbolic.signs import (
@@ -614,28 +615,9 @@ class _StepProver:
 
     def modulo_equalities(self, bias: Any, region: Sequence[Constraint]) -> Any:
         """0 if the bias's numerator lies in the ideal of the region's polynomial equalities
-        (then it vanishes wherever they hold), else the bias unchanged.
-
-        Membership is decided exactly by reduction modulo a Groebner basis of
-        the equalities (after the linear ones are substituted).
-        """
+        (then it vanishes wherever they hold), else the bias unchanged."""
         substitution = self.equalities(region)
-        polys = []
-        for c in region:
-            if c.lin is None and c.rel == "==":
-                poly = sympy.expand(self.space.eliminate(c.poly).xreplace(substitution))
-                if poly != 0:
-                    polys.append(poly)
-        if not polys:
-            return bias
-        num, _ = sympy.fraction(sympy.together(bias))
-        num = sympy.expand(num)
-        gens = sorted(set().union(num.free_symbols, *(e.free_symbols for e in polys)), key=str)
-        if not gens:
-            return bias
-        basis = sympy.groebner(polys, *gens, order="grevlex", domain="QQ")
-        _, remainder = basis.reduce(num)
-        return 0 if remainder == 0 else bias
+        return 0 if in_equality_ideal(self.space, bias, region, substitution) else bias
 
     def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
         space = self.space
