@@ -8,7 +8,10 @@ positive entries).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
+
+from properties.constants import constant_pairs
 
 __all__ = ["EDGE_FAMILIES", "sampler_edge_cases"]
 
@@ -72,17 +75,20 @@ def _normalise(weights: list[int]) -> Probs:
     return tuple(Fraction(w, total) for w in weights)
 
 
-def sampler_edge_cases(low: int, high: int) -> list[tuple[Probs, Probs]]:
+def sampler_edge_cases(low: int, high: int, constants: Sequence[Fraction] = ()
+                       ) -> list[tuple[Probs, Probs]]:
     """The edge cases whose vocabulary lies in ``[low, high]``, without repeats.
 
     Vocabulary 3 is always included when the range reaches it, and the
-    sheet's examples come first.
+    sheet's examples come first; pairs at the code's ``constants``
+    (:func:`properties.constants.constant_pairs`) come last.
     """
     seen: set[tuple[Probs, Probs]] = set()
     out: list[tuple[Probs, Probs]] = []
     candidates = list(_SHEET)
     for v in range(low, min(high, 5) + 1):
         candidates += _family_cases(v)
+    candidates += constant_pairs(constants, low, high)
     for case in candidates:
         if low <= len(case[0]) <= high and case not in seen:
             seen.add(case)

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
+from properties.constants import code_constants
 from properties.float_hazards import (
     FLOAT_HAZARDS,
     float_hazard_edge_cases,
@@ -67,4 +68,5 @@ def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = F
     return pair_search(check, low=low, high=high, examples=examples, seed=seed,
                        settings=settings, progress=progress, score=None, extra=extra,
                        key=rule_key(sampler, f"floats {fmt} {arrays} {low}-{high} "
-                                             f"{uniform_bits}"))
+                                             f"{uniform_bits}"),
+                       constants=code_constants(sampler))

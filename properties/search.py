@@ -19,6 +19,7 @@ import hypothesis
 from hypothesis import Verbosity
 from hypothesis import settings as Settings
 
+from properties.constants import code_constants, constant_pairs, constants_family
 from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
 from properties.minimal import minimise_pair
 from properties.runner import (
@@ -145,7 +146,8 @@ def shrink_pair(pair: tuple[Probs, Probs], fails: Callable[[tuple[Probs, Probs]]
 def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: int,
                 seed: int, settings: Settings | None, progress: Progress | None, key: str,
                 score: Callable[[Any], float] | None = tv_score,
-                extra: tuple[Sequence[Pair], Any, str] | None = None) -> SearchResult:
+                extra: tuple[Sequence[Pair], Any, str] | None = None,
+                constants: Sequence[Fraction] = ()) -> SearchResult:
     """The search over exact (p, q) pairs that sampler and float audits share.
 
     ``check(pair)`` returns a verdict with ``passed`` (an exact
@@ -153,11 +155,14 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
     failure is a :class:`~verifier.witness.SamplerWitness`.  ``extra`` is
     ``(edge cases, strategy, label)`` of more cases (float rows with rounding
     hazards): its edge cases follow the others, its strategy is drawn as
-    often as the exact pairs.
+    often as the exact pairs.  ``constants`` are the code's thresholds
+    (:func:`properties.constants.code_constants`): pairs on them join the edge cases.
     """
-    edge = sampler_edge_cases(low, high)
+    edge = sampler_edge_cases(low, high, constants)
     strategy: Any = pq_pairs(vocab_sizes=(low, high))
     edge_families: tuple[str, ...] = EDGE_FAMILIES
+    if constant_pairs(constants, low, high):
+        edge_families += (constants_family(constants),)
     families: tuple[str, ...] = PAIR_FAMILIES
     if extra is not None:
         edge = [*edge, *extra[0]]
@@ -211,7 +216,8 @@ def search_sampler(sampler: Any, *,
     variants = " ".join(str(bits) for _, bits in support_variants)
     return pair_search(checks, low=low, high=high, examples=examples, seed=seed,
                        settings=settings, progress=progress,
-                       key=rule_key(sampler, f"sampler {low}-{high} {uniform_bits} {variants}"))
+                       key=rule_key(sampler, f"sampler {low}-{high} {uniform_bits} {variants}"),
+                       constants=code_constants(sampler))
 
 
 def _neighbours(values: Probs) -> Iterator[Probs]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
+from properties.constants import code_constants, constant_pairs, constants_family
 from properties.edge_cases import sampler_edge_cases
 from properties.runner import (
     Adapter,
@@ -67,8 +68,10 @@ def _hot(v: int, i: int) -> Probs:
     return tuple(Fraction(int(t == i)) for t in range(v))
 
 
-def step_edge_cases(low: int, high: int, *, one_hot_target: bool = False) -> list[ModelSpec]:
-    """Hand-picked model pairs for vocabularies in ``[low, high]`` (at most 3 tokens)."""
+def step_edge_cases(low: int, high: int, *, one_hot_target: bool = False,
+                    constants: Sequence[Fraction] = ()) -> list[ModelSpec]:
+    """Hand-picked model pairs for vocabularies in ``[low, high]`` (at most 3 tokens);
+    context-free pairs at the step's ``constants`` come last."""
     top = min(high, 3)
     specs: list[ModelSpec] = []
     for p, q in sampler_edge_cases(low, top):
@@ -85,6 +88,9 @@ def step_edge_cases(low: int, high: int, *, one_hot_target: bool = False) -> lis
         specs.append(ModelSpec((uniform, ramp), (((0,), ramp[::-1], ramp),)))
         specs.append(ModelSpec((ramp, ramp), (((0,), uniform, uniform),)))
         specs.append(ModelSpec((uniform, _hot(v, 0)), (((1,), _hot(v, 1), uniform),)))
+    for p, q in constant_pairs(constants, low, top):
+        if not one_hot_target:
+            specs.append(ModelSpec((p, q)))
     return specs
 
 
@@ -195,7 +201,11 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
     no token on the target's own path have no such law and are skipped.
     """
     low, high = vocab_range(vocab_sizes)
-    specs = step_edge_cases(low, high, one_hot_target=one_hot_target)
+    constants = () if one_hot_target else code_constants(step)
+    specs = step_edge_cases(low, high, one_hot_target=one_hot_target, constants=constants)
+    edge_families: tuple[str, ...] = _STEP_EDGE_FAMILIES
+    if constant_pairs(constants, low, min(high, 3)):
+        edge_families += (constants_family(constants),)
     if horizon is None:
         horizon, longest = choose_horizon(step, specs, stateful=stateful, budget=budget,
                                           processors=processors)
@@ -236,7 +246,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
         key=rule_key(step, f"step {low}-{high} h{depth} {stateful} {one_hot_target} "
                           f"{uniform_bits} {len(support_variants)} {processors or ''}"),
-        edge_families=_STEP_EDGE_FAMILIES,
+        edge_families=edge_families,
         families=(*families, "context-free and context-dependent"),
         score_label="TV(joint law)")
     if processors is not None and not processors.identity:

@@ -1,0 +1,165 @@
+"""The code's own small constants, and (p, q) pairs that sit on them.
+
+A guard such as ``if residual.sum() < 1e-3: sample from p`` is wrong only on
+pairs whose total variation is below 1e-3, which random rows with small
+denominators never produce, whatever the seed.  Hypothesis draws literals
+from the code under test for the same reason.  Here the float literals of the
+sampler (its nested functions, the helpers and module constants it names,
+the functions a wrapper closes over, a partial's arguments and defaults) give
+hand-picked pairs at each threshold: a total variation of half of it and of
+all of it, a q entry and a p entry of half of it.  They are edge cases, so
+every seed tries them.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import inspect
+import math
+import types
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["code_constants", "constant_pairs", "constants_family"]
+
+Probs = tuple[Fraction, ...]
+
+#: Modules whose own constants are not the code under test's (their closures are
+#: still followed: a wrapper of ours holds the user's function).
+_FOREIGN = ("verifier", "properties", "torch", "numpy", "sympy", "hypothesis", "scipy",
+            "fractions", "math", "random", "builtins", "functools")
+
+#: Thresholds read from ``torch.finfo(...)`` / ``np.finfo(...)`` attributes: float32's.
+_FINFO = {"eps": Fraction(1, 2**23), "tiny": Fraction(1, 2**126),
+          "smallest_normal": Fraction(1, 2**126)}
+
+_MAX_DEPTH = 4
+
+
+def code_constants(fn: Any, *, limit: int = 4) -> tuple[Fraction, ...]:
+    """The ``limit`` smallest thresholds in ``fn``'s code, as exact rationals in (0, 1/2].
+
+    A literal ``c`` in (0, 1/2] stands for itself, one in (1/2, 1) for ``1 - c``
+    (``ratio > 0.999``); negative literals count by their size.  Decimal
+    literals keep their decimal value (``1e-3`` is 1/1000, not its binary
+    double).  Reading ``finfo(...).eps`` or ``.tiny`` counts as float32's.
+    """
+    found: set[Fraction] = set()
+    for value in _numbers(fn):
+        size = abs(value)
+        if 0 < size < 1:
+            exact = Fraction(repr(size)) if isinstance(size, float) else Fraction(size)
+            found.add(exact if exact <= Fraction(1, 2) else 1 - exact)
+    return tuple(sorted(found)[:limit])
+
+
+def _numbers(fn: Any) -> Iterator[Any]:
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(fn, 0)]
+    while stack:
+        obj, depth = stack.pop()
+        if id(obj) in seen or depth > _MAX_DEPTH:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, functools.partial):
+            stack.append((obj.func, depth + 1))
+            yield from _plain_numbers((*obj.args, *obj.keywords.values()))
+            continue
+        if isinstance(obj, types.MethodType):
+            obj = obj.__func__
+        if not isinstance(obj, types.FunctionType):
+            call = vars(type(obj)).get("__call__")  # a callable object's method
+            if isinstance(call, types.FunctionType) and not _foreign(call):
+                stack.append((call, depth + 1))
+            continue
+        inner = getattr(obj, "__wrapped__", None)
+        if inner is not None:
+            stack.append((inner, depth + 1))
+        cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        stack.extend((c, depth + 1) for c in cells if callable(c))
+        if _foreign(obj):
+            continue
+        yield from _plain_numbers(cells)
+        yield from _plain_numbers((*(obj.__defaults__ or ()),
+                                   *(obj.__kwdefaults__ or {}).values()))
+        for code in _codes(obj.__code__):
+            yield from _plain_numbers(code.co_consts)
+            for instruction in dis.get_instructions(code):
+                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") \
+                        and instruction.argval in _FINFO:
+                    yield _FINFO[instruction.argval]
+                elif instruction.opname == "LOAD_GLOBAL":
+                    name = instruction.argval
+                    value = obj.__globals__.get(name)
+                    if callable(value):
+                        stack.append((value, depth + 1))
+                    else:
+                        yield from _plain_numbers((value,))
+
+
+def _foreign(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in _FOREIGN
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 -- an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.co_consts if inspect.iscode(c))
+
+
+def _plain_numbers(values: Sequence[Any]) -> Iterator[Any]:
+    for value in values:
+        if isinstance(value, bool):
+            continue
+        if (isinstance(value, float) and math.isfinite(value)) or isinstance(value, Fraction):
+            yield value
+        elif isinstance(value, (tuple, frozenset)):
+            yield from _plain_numbers(tuple(value))
+
+
+def constant_pairs(constants: Sequence[Fraction], low: int, high: int
+                   ) -> list[tuple[Probs, Probs]]:
+    """Pairs on each threshold ``c``: with ``d = c / 2``, at two tokens a total
+    variation of ``d`` and of ``c``, a q entry of ``d`` and a p entry of ``d``;
+    at three tokens a total variation of ``d`` and a q with two entries ``d``."""
+    half = Fraction(1, 2)
+    third = Fraction(1, 3)
+    pairs: list[tuple[Probs, Probs]] = []
+    for c in constants:
+        d = c / 2
+        if low <= 2 <= high:
+            pairs += [((half, half), (half + d, half - d)),
+                      ((half, half), (1 - d, d)),
+                      ((1 - d, d), (half, half))]
+            if c < half:
+                pairs.append(((half, half), (half + c, half - c)))
+        if low <= 3 <= high:
+            pairs += [((third, third, third), (third + d, third - d, third)),
+                      ((third, third, third), (1 - 2 * d, d, d))]
+    return list(dict.fromkeys(pairs))
+
+
+def constants_family(constants: Sequence[Fraction]) -> str:
+    """The edge-case family name for the coverage sentence."""
+    shown = ", ".join(_show(c) for c in constants)
+    return f"pairs at the code's constants ({shown})"
+
+
+def _show(c: Fraction) -> str:
+    if c.denominator & (c.denominator - 1) == 0 and c.denominator > 2**10:
+        return f"2^-{c.denominator.bit_length() - 1}" if c.numerator == 1 else str(c)
+    text = f"{float(c):g}"
+    return text if Fraction(text) == c else str(c)

@@ -1,0 +1,126 @@
+"""The code's own thresholds become edge cases, so a small-TV guard is found at every seed."""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction as F
+from typing import Any
+
+import pytest
+
+from properties import search_sampler, search_step
+from properties.constants import code_constants, constant_pairs, constants_family
+
+THRESHOLD = 2e-4
+
+
+def _residual(p: Any, q: Any) -> list[Any]:
+    return [max(a - b, 0) for a, b in zip(p, q, strict=True)]
+
+
+def guarded(p: Any, q: Any, rng: Any) -> Any:
+    """Bug: when the residual's mass is below 1e-3 it samples from p instead."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    r = _residual(p, q)
+    if sum(r) < 1e-3:
+        return rng.categorical(p)
+    return rng.categorical(r)
+
+
+def guarded_by_global(p: Any, q: Any, rng: Any) -> Any:
+    """The same bug, its threshold a module constant read in a helper."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    return _fallback(p, q, rng)
+
+
+def _fallback(p: Any, q: Any, rng: Any) -> Any:
+    r = _residual(p, q)
+    return rng.categorical(p if sum(r) < THRESHOLD else r)
+
+
+def textbook_with_constants(p: Any, q: Any, rng: Any, eps: float = 1e-9) -> Any:
+    """Lossless: the constant only names a tolerance it never uses wrongly."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    r = _residual(p, q)
+    assert sum(r) > -eps
+    return rng.categorical(r)
+
+
+def test_literals_globals_helpers_defaults_and_partials_are_found() -> None:
+    assert code_constants(guarded) == (F(1, 1000),)
+    assert code_constants(guarded_by_global) == (F(1, 5000),)
+    assert code_constants(textbook_with_constants) == (F(1, 10**9),)
+    assert code_constants(functools.partial(guarded, rng=None)) == (F(1, 1000),)
+
+    def ratio(p: Any, q: Any, rng: Any) -> Any:
+        return 0 if p[0] / q[0] > 0.999 else 1  # stands for 1 - 0.999
+
+    def nested(p: Any, q: Any, rng: Any) -> Any:
+        return [c for c in p if c > -0.25]
+
+    def plain(p: Any, q: Any, rng: Any) -> Any:
+        return 0 if p[0] > 0 and True else 1
+
+    assert code_constants(ratio) == (F(1, 1000),)
+    assert code_constants(nested) == (F(1, 4),)
+    assert code_constants(plain) == ()
+
+
+def test_a_wrapper_of_ours_is_followed_to_the_users_code() -> None:
+    torch = pytest.importorskip("torch")
+    from verifier.modes.torch_exact import torch_rng_sampler
+
+    def kernel(p: Any, q: Any) -> Any:
+        return torch.multinomial(q if q.min() > 1e-6 else p, 1)
+
+    def finfo_guard(p: Any, q: Any) -> Any:
+        return torch.multinomial(q.clamp(min=torch.finfo(q.dtype).eps), 1)
+
+    assert code_constants(torch_rng_sampler(kernel)) == (F(1, 10**6),)
+    assert code_constants(torch_rng_sampler(finfo_guard)) == (F(1, 2**23),)
+
+
+def test_constant_pairs_are_distributions_on_the_threshold() -> None:
+    pairs = constant_pairs([F(1, 1000)], 2, 3)
+    assert pairs
+    for p, q in pairs:
+        assert sum(p) == 1 and sum(q) == 1 and min((*p, *q)) >= 0
+    tvs = {sum(abs(a - b) for a, b in zip(p, q, strict=True)) / 2 for p, q in pairs}
+    assert F(1, 2000) in tvs and F(1, 1000) in tvs
+    assert constant_pairs([F(1, 1000)], 4, 5) == []
+    assert constants_family([F(1, 1000), F(1, 2**23)]) == \
+        "pairs at the code's constants (0.001, 2^-23)"
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rule", [guarded, guarded_by_global], ids=lambda r: r.__name__)
+def test_a_small_tv_guard_is_found_at_every_seed(rule: Any, seed: int) -> None:
+    result = search_sampler(rule, seed=seed, examples=5)
+    assert result.status == "fail", str(result)
+    assert "the code's constants" in result.covered
+
+
+def test_a_correct_sampler_with_constants_still_passes() -> None:
+    assert search_sampler(textbook_with_constants, examples=5).status == "pass"
+
+
+def chain_guarded(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> Any:
+    """A one-draft chain step with the same guard on its residual."""
+    p, q = target(prefix), draft(prefix)
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return (x, rng.categorical(target((*prefix, x))))
+    r = _residual(p, q)
+    return (rng.categorical(p if sum(r) < 5e-4 else r),)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_steps_get_the_constant_pairs_too(seed: int) -> None:
+    result = search_step(chain_guarded, seed=seed, examples=5, horizon=2)
+    assert result.status == "fail"
