@@ -92,3 +92,57 @@ def test_the_pytest_helper_judges_chains_on_the_float32_grid_by_default():
     # the ideal uniform hides it, as documented
     assert_torch_preserves_target(inclusive_chain, signature="chain", vocab_sizes=(2, 2),
                                   horizon=2, examples=2, uniform="continuous")
+
+
+# -- third review: what the report says about code that returns the wrong thing ---------
+
+def _chain_source(tmp_path, body):
+    path = tmp_path / "chain_rules.py"
+    path.write_text("import torch\n\n" + body)
+    return path
+
+
+def test_a_chain_returning_the_wrong_shape_is_named(tmp_path, capsys):
+    from verifier.doors.cli import main
+
+    path = _chain_source(tmp_path, "def flat(draft_token_ids, draft_probs, target_probs):\n"
+                                   "    return draft_token_ids[0]\n")
+    code = main(["audit", f"{path}:flat", "--torch", "--signature", "chain", "--gamma", "2",
+                 "--examples", "2"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "returned a tensor of shape [2] (--signature chain returns [1, gamma + 1] = " \
+           "[1, 3]), not token ids" in out
+
+
+def test_uninitialised_padding_read_after_the_code_returned_names_no_specexact_file(
+        tmp_path, capsys):
+    from verifier.doors.cli import main
+
+    path = _chain_source(tmp_path, (
+        "def padded(draft_token_ids, draft_probs, target_probs):\n"
+        "    k = draft_token_ids.shape[1]\n"
+        "    out = torch.empty((1, k + 1), dtype=torch.long)\n"
+        "    out[0, 0] = torch.multinomial(target_probs[0, 0], 1)[0]\n"
+        "    return out  # the rest never written\n"))
+    code = main(["audit", f"{path}:padded", "--torch", "--signature", "chain", "--gamma", "2",
+                 "--examples", "2"])
+    out = capsys.readouterr().out
+    assert code == 1 and "UninitialisedRead" in out
+    assert "chain_rules.py:5 was never written" in out
+    assert "the value the code returned" in out
+    assert "verifier/" not in out
+
+
+def test_a_float_tensor_returned_reads_as_one_description():
+    from fractions import Fraction
+
+    from verifier.modes.torch_exact import torch_output_distribution
+
+    def returns_float(p, q, generator):
+        return torch.rand(1, generator=generator)
+
+    law = torch_output_distribution(returns_float, (Fraction(1, 2), Fraction(1, 2)),
+                                    (Fraction(1, 2), Fraction(1, 2)))
+    (outcome,) = law
+    assert repr(outcome) == "<not a token: a one-element torch.float32 tensor>"

@@ -28,6 +28,13 @@ class InvalidToken:
             text = "<unrepresentable>"
         self.description = f"{text} ({type(value).__name__})"
 
+    @classmethod
+    def described(cls, description: str) -> InvalidToken:
+        """A marker whose description is given (``a one-element float32 tensor``)."""
+        marker = cls(None)
+        marker.description = description
+        return marker
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, InvalidToken) and other.description == self.description
 

@@ -22,7 +22,7 @@ def _normal(value: Any) -> Any:
     """A returned value as an outcome: ints (and numpy integers) stay tokens, tuples and
     lists become tuples, unfixed lazy tokens stay (to be folded), anything else becomes
     an :class:`InvalidToken`."""
-    if type(value) is int or isinstance(value, LazyToken):
+    if type(value) is int or isinstance(value, (LazyToken, InvalidToken)):
         return value
     if isinstance(value, (tuple, list)):
         return tuple([_normal(v) for v in value])

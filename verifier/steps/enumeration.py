@@ -57,6 +57,10 @@ def _tokens(out: Any, prefix: Prefix, vocab_size: int, weight: Fraction,
                        "token (or decoding never ends)", weight, chooser)
     items: list[Any] = []
     for token in out:
+        if isinstance(token, InvalidToken):  # an adapter's description of what came back
+            msg = f"the step at prefix {prefix} returned {token.description}, not token ids"
+            raise InvalidOutput(msg, context={"prefix": prefix, "probability at least": weight},
+                                path=chooser.describe())
         if type(token) is int:
             value = token
         elif isinstance(token, LazyToken):

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from verifier.distribution import Distribution
+from verifier.distribution import Distribution, InvalidToken
 from verifier.errors import InvalidArgument, SamplerFailure
 from verifier.exact.engine import enumerate_law
 from verifier.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
@@ -95,14 +95,14 @@ def emitted(value: Any, what: str = "the emitted token") -> Any:
     if isinstance(value, torch.Tensor):
         t = as_exact(value)
         if t.arr.size != 1:
-            return f"not a token: a tensor of shape {tuple(t.arr.shape)}"
+            return InvalidToken.described(f"a tensor of shape {tuple(t.arr.shape)}")
         if t.dtype.is_floating_point or t.dtype == torch.bool:
-            return f"not a token: a one-element {t.dtype} tensor"
+            return InvalidToken.described(f"a one-element {t.dtype} tensor")
         value = t.arr.reshape(-1)[0]
     value = read_scalar(value, what)
     if isinstance(value, (int, LazyToken)) and not isinstance(value, bool):
         return value
-    return f"not a token: {value!r}"
+    return InvalidToken(value)
 
 
 def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fraction],
@@ -185,7 +185,7 @@ def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Seque
 def _tokens(law: Distribution) -> Distribution:
     if not any(isinstance(o, tuple) for o in law):
         return law
-    return Distribution([(f"not a token: {o!r}" if isinstance(o, tuple) else o, w)
+    return Distribution([(InvalidToken(o) if isinstance(o, tuple) else o, w)
                          for o, w in law.items()])
 
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from verifier.distribution import InvalidToken
 from verifier.errors import InvalidArgument
 from verifier.exact.random_source import ExactRandom
 from verifier.modes.torch_exact.api import check_uniform, emitted, torch_dtype
@@ -86,11 +87,20 @@ def _row_tokens(out: Any, what: str) -> list[Any]:
     return [emitted(x, what) for x in flat]
 
 
+def _chain_tokens(out: Any, gamma: int) -> list[Any]:
+    """The row a chain verifier returned: a tensor of shape [1, gamma + 1]."""
+    if isinstance(out, torch.Tensor) and tuple(out.shape) != (1, gamma + 1):
+        return [InvalidToken.described(
+            f"a tensor of shape {list(out.shape)} (--signature chain returns "
+            f"[1, gamma + 1] = [1, {gamma + 1}])")]
+    return _row_tokens(out, "an emitted token")
+
+
 def _strip(tokens: list[Any]) -> tuple[Any, ...]:
     """The tokens up to the first -1 padding."""
     out = []
     for x in tokens:
-        if isinstance(x, str):
+        if isinstance(x, InvalidToken):
             out.append(x)  # not a token: the engine reports it
             continue
         if x == -1:
@@ -130,7 +140,7 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
             xs, qs = _draft_block(draft, prefix, rng, gamma)
             ps = [list(target((*prefix, *xs[:i]))) for i in range(gamma + 1)]
             out = inner(_ids(xs), _tensor(qs, tdtype), _tensor(ps, tdtype))
-            return _strip(_row_tokens(out, "an emitted token"))
+            return _strip(_chain_tokens(out, gamma))
 
     def hf(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> tuple[Any, ...]:
         with session(rng, mode):

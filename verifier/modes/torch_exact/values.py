@@ -50,6 +50,9 @@ __all__ = [
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
 _HERE = os.path.dirname(os.path.abspath(__file__))
+#: specexact's packages: a frame there is not the code under test's.
+_OURS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(_HERE))), name)
+              + os.sep for name in ("verifier", "properties"))
 
 #: The exact random source of the execution in progress (set by the session).
 rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", default=None)
@@ -66,13 +69,19 @@ def _torch_dir() -> str | None:
 
 
 def user_location() -> str:
-    """``file:line`` of the innermost frame outside this package, torch and the engine."""
+    """``file:line`` of the innermost frame outside this package, torch and the engine.
+
+    When that frame is specexact's own (it reads what the code returned, after
+    the code's frames are gone), the location is the code's return value.
+    """
     torch_dir = _torch_dir()
     frame: Any = sys._getframe(1)
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
         inside = name.startswith(_HERE) or (torch_dir is not None and name.startswith(torch_dir))
         if not inside and not name.startswith(os.path.dirname(contextlib_file())):
+            if name.startswith(_OURS):
+                return "the value the code returned"
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown location>"
