@@ -497,3 +497,38 @@ def test_rng_protocol_code_in_torch_mode_is_no_verdict_not_a_crash() -> None:
 
     with pytest.raises(UnsupportedOperation, match="audit it without --torch"):
         torch_output_distribution(rng_sampler, P, Q)
+
+
+def test_an_unclamped_residual_race_is_the_residual_law() -> None:
+    # argmax((p - q) / E): negative entries are negative, so they never beat a positive one.
+    def unclamped(p: torch.Tensor, q: torch.Tensor, g: torch.Generator) -> Any:
+        x = torch.multinomial(q, 1, generator=g)
+        if torch.rand(1, generator=g) * q[x] < p[x]:
+            return x
+        e = torch.empty_like(p).exponential_(generator=g)
+        return torch.argmax((p - q) / e)
+
+    law = torch_output_distribution(unclamped, P, Q, uniform="continuous")
+    assert dict(law.items()) == {i: v for i, v in enumerate(P) if v}
+    verdict = check_torch_sampler(unclamped, P, Q)
+    assert verdict.passed, verdict.format()
+
+
+def test_a_race_row_without_a_positive_entry_takes_the_first_zero() -> None:
+    def zeros_after_minus_inf(p: torch.Tensor, q: torch.Tensor) -> Any:
+        w = torch.tensor([0.0, 0.0, 0.0])
+        e = torch.empty(3).exponential_()
+        scores = (w / e).log()  # log 0 = -inf everywhere ...
+        scores[2] = 0.0  # ... but the last, a plain 0
+        return torch.argmax(torch.where(torch.arange(3) == 0, scores, w / e))
+
+    # entries: -inf (index 0), 0/E (index 1), 0/E (index 2): the first 0 wins.
+    law = torch_output_distribution(zeros_after_minus_inf, P, Q)
+    assert dict(law.items()) == {1: 1}
+
+    def all_negative(p: torch.Tensor, q: torch.Tensor) -> Any:
+        e = torch.empty(3).exponential_()
+        return torch.argmax(torch.tensor([-1.0, -2.0, -3.0]) / e)
+
+    with pytest.raises(UnsupportedOperation, match="all negative"):
+        torch_output_distribution(all_negative, P, Q)

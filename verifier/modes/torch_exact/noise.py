@@ -299,9 +299,9 @@ class Scaled(_Noise):
         # w / (c E) = (w / c) / E
         w = other if isinstance(other, (Fraction, int)) and not isinstance(other, bool) \
             else None
-        if w is None or w < 0 or self.c < 0:
+        if w is None:
             raise _noise_misuse(f"{describe(other)} / E")
-        return Race(self.rec, Fraction(w) / self.c)
+        return Race(self.rec, Fraction(w) / self.c)  # negative when w / c is: E > 0
 
     def __neg__(self) -> Scaled:
         return Scaled(self.rec, -self.c)
@@ -374,7 +374,11 @@ class LogE(_Noise):
 
 
 class Race(_Noise):
-    """``w / E``: in an argmax over a row of independent E, index i wins w.p. w_i / sum w."""
+    """``w / E``: in an argmax over a row of independent E, index i wins w.p. w_i / sum w.
+
+    ``w`` may be negative (an unclamped residual): such an entry is negative, so it
+    never wins against a positive one.
+    """
 
     __slots__ = ("rec", "w")
 
@@ -399,6 +403,8 @@ class Race(_Noise):
     def log(self) -> Any:
         if self.w == 0:
             return Special.make(-math.inf, "log")
+        if self.w < 0:
+            return Special.make(math.nan, "log of a negative race entry")
         return LogE(self.rec, LogR.of(self.w), -1)
 
     def __repr__(self) -> str:

@@ -190,9 +190,18 @@ def race(row: list[Any], largest: bool) -> Any:
                               "another race (the two winners are dependent)")
         recs.append(x.rec)
         weights.append(w)
-    if not any(weights):
-        return 0  # every entry is 0 (w = 0) or -inf: torch returns the first index
-    return PendingRace(recs, weights)
+    if any(w > 0 for w in weights):
+        # Entries w / E with w <= 0 are <= 0 < any positive one: they never win.
+        return PendingRace(recs, [max(w, _ZERO) for w in weights])
+    # No positive entry: the first exact 0 (w = 0) beats negatives and -inf, as torch's
+    # argmax takes the first maximum; a row of -inf gives index 0.
+    zeros = [i for i, x in enumerate(row) if not isinstance(x, Special) and weights[i] == 0]
+    if zeros:
+        return zeros[0]
+    if any(w < 0 for w in weights):
+        raise unsupported("an argmax over a row whose race entries are all negative (w / E "
+                          "with every w < 0): its winner's law has no closed form here")
+    return 0
 
 
 def _arg(row: list[Any], largest: bool) -> Any:
