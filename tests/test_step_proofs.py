@@ -155,6 +155,18 @@ def test_draft_only_is_refuted_with_a_bias_formula():
     _confirmed(draft_only, result)
 
 
+def test_a_decode_that_differs_elsewhere_than_the_state_says_so():
+    import dataclasses
+
+    ref = prove_step(draft_only, 2, 1).refutation
+    assert ref is not None and ref.first == ref.prefix + ref.sequence
+    assert "first differs at" not in ref.describe()
+    other = (1 - ref.sequence[0],)
+    moved = dataclasses.replace(ref, first=other)
+    assert (f"the decode's joint law first differs at ({other[0]},), not at "
+            f"({ref.sequence[0]},)") in moved.describe()
+
+
 def test_a_context_bug_is_refuted_where_context_free_models_see_nothing():
     result = prove_step(shifted_context, 2, 2)
     ref = result.refutation

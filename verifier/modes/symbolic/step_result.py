@@ -91,6 +91,13 @@ class StepRefutation:
             lines.append(f"    P{_prefix(self.first)} = {self.decoded.get(self.first, 0)} "
                          f"decoded vs {self.expected.get(self.first, 0)} for the target "
                          f"(bias {self.first_bias})")
+            state_sequence = self.prefix + self.sequence
+            if self.crash is None and self.first != state_sequence:
+                lines.append(
+                    f"    (the decode's joint law first differs at {_prefix(self.first)}, "
+                    f"not at {_prefix(state_sequence)}: these models may never make "
+                    f"{_prefix(self.prefix)} a decoding state, but the step's law there, "
+                    "followed by the target's, is the bias formula above)")
         if self.note is not None:
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)
