@@ -133,3 +133,23 @@ def test_a_bias_in_a_thin_nonlinear_region_gets_a_witness() -> None:
     for case in result.refuting:
         assert case.witness is not None
         assert not check_sampler(biased_in_a_thin_nonlinear_sliver, *case.witness).passed
+
+
+def _tie_fast_path(p, q, rng):
+    """Accepts p[x] > q[x] without a coin but rejects a tie: the residual is then all 0."""
+    x = rng.categorical(q)
+    accepted = rng.random() * q[x] < p[x] if p[x] < q[x] else p[x] > q[x]
+    if accepted:
+        return x
+    return rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)])
+
+
+def test_a_crash_covers_its_own_region_and_the_rest_of_the_case_is_explored():
+    # Blind review: the crash at p == q, q0 > 0 became the case, and p == q == (0, 1)
+    # belonged to no case although the result said it was complete.
+    result = prove(_tie_fast_path, 2)
+    assert result.refuting and result.complete
+    grid = [Fraction(i, 4) for i in range(5)]
+    for a in grid:
+        for b in grid:
+            result.case_for((a, 1 - a), (b, 1 - b))  # raises LookupError if uncovered

@@ -513,6 +513,26 @@ class _Prover:
             raise Undecided(msg)
         return actual
 
+    def _complement(self, cell: tuple[Constraint, ...], region: tuple[Constraint, ...]
+                    ) -> list[tuple[Constraint, ...]]:
+        """Cells covering ``cell`` minus ``region`` (``region`` is ``cell`` and more sides):
+        for each further side, the sides before it and its negation."""
+        space = self.space
+        out: list[tuple[Constraint, ...]] = []
+        taken = cell
+        known = {c.kid for c in cell}
+        for c in region[len(cell):]:
+            if c.kid in known:
+                continue
+            if c.rel == "==":
+                negations = [c.with_rel(space, ">"), c.negated(space, ">")]
+            else:
+                negations = [c.negated(space, ">=" if c.rel == ">" else ">")]
+            out += [(*taken, side) for side in negations]
+            taken = (*taken, c)
+            known.add(c.kid)
+        return out
+
     def crash_case(self, crash: _Crash) -> Case:
         space = self.space
         x = space.point(crash.region)
@@ -576,9 +596,13 @@ class _Prover:
                 self.pruned += len(split.sides) - len(children)
                 stack.extend(reversed(children))
             except _Crash as crash:
+                # The crash holds on its region only (the cell and the sides its path
+                # took); the rest of the cell is cases of its own.
+                rest = [c for c in self._complement(cell, crash.region)
+                        if space.feasible(c)]
                 try:
                     cases.append(self.crash_case(crash))
-                    if self.first and stack:
+                    if self.first and (stack or rest):
                         note = "stopped at the first refutation (first=True / --first)"
                         break
                 except Undecided as error:
@@ -586,6 +610,7 @@ class _Prover:
                     # cuts) or code the symbolic engine cannot follow there: the other
                     # cases may still refute; without a refutation this is the answer.
                     skipped.append(error)
+                stack.extend(reversed(rest))
             except Undecided as error:
                 if not any(c.refutes for c in cases):
                     raise
