@@ -532,3 +532,28 @@ def test_a_race_row_without_a_positive_entry_takes_the_first_zero() -> None:
 
     with pytest.raises(UnsupportedOperation, match="all negative"):
         torch_output_distribution(all_negative, P, Q)
+
+
+def test_torch_distributions_categorical_and_bucketize_are_exact() -> None:
+    def with_distributions(p: torch.Tensor, q: torch.Tensor) -> Any:
+        x = torch.distributions.Categorical(probs=q).sample()
+        if torch.rand(1) < p[x] / q[x]:
+            return x
+        r = torch.clamp(p - q, min=0)
+        return torch.distributions.Categorical(logits=torch.log(r)).sample()
+
+    def with_bucketize(p: torch.Tensor, q: torch.Tensor) -> Any:
+        x = torch.bucketize(torch.rand(1), torch.cumsum(q, 0), right=True)
+        return x.clamp(max=len(q) - 1)
+
+    assert check_torch_sampler(with_distributions, P, Q).passed
+    assert dict(torch_output_distribution(with_bucketize, P, Q, uniform="continuous")
+                .items()) == dict(enumerate(Q))
+
+    def naive(p: torch.Tensor, q: torch.Tensor) -> Any:
+        x = torch.distributions.Categorical(probs=q).sample()
+        if torch.rand(1) < p[x] / q[x]:
+            return x
+        return torch.distributions.Categorical(probs=p).sample()
+
+    assert not check_torch_sampler(naive, P, Q).passed

@@ -180,6 +180,14 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("split", lambda x: (torch.split(x, 2, dim=1), x.unbind(0)), (X,)),
     ("swapaxes", lambda x: torch.swapaxes(x, 0, 1), (X,)),
     ("take_along_dim", lambda x, i: torch.take_along_dim(x, i, dim=1), (X, IDX)),
+    ("bucketize", lambda v: (torch.bucketize(torch.tensor([0.0, 0.3, 0.35, 1.0],
+                                                          dtype=torch.float64), v.cumsum(0)),
+                             torch.bucketize(torch.tensor([0.3, 0.6], dtype=torch.float64),
+                                             v.cumsum(0), right=True)), (V,)),
+    ("logsumexp", lambda z: (torch.logsumexp(torch.log(z), dim=-1),
+                             torch.log(z).logsumexp(0, keepdim=True)), (Z,)),
+    ("is_all_true", lambda b: (torch._is_all_true(b), torch._is_any_true(b),
+                               torch._is_all_true(b[:, 2])), (B,)),
 ]
 
 #: Table entries not dispatched by the cases above, and where they are tested.

@@ -384,6 +384,56 @@ def _bool_reduce(fn: Callable[[list[bool]], bool]) -> Callable[..., ExactTensor]
     return op
 
 
+def logsumexp(input: Any, dim: Any = None, keepdim: bool = False, *, out: Any = None
+              ) -> ExactTensor:
+    """``log(sum(exp(x)))`` along ``dim``, shifted by the row's maximum as torch does
+    (a row of -inf gives -inf)."""
+    if out is not None:
+        raise unsupported("logsumexp with out=")
+    t = as_exact(input)
+    if isinstance(dim, (tuple, list)):
+        if len(dim) != 1:
+            raise unsupported("logsumexp over several dimensions")
+        dim = dim[0]
+    rows, rest, d = _rows(t, dim)
+    dt = t.dtype if is_float(t.dtype) else torch.get_default_dtype()
+    values: list[Any] = []
+    for row in rows:
+        row = [convert(x, dt) for x in row]
+        uninit = next((x for x in row if isinstance(x, Uninit)), None)
+        if uninit is not None:
+            values.append(uninit)
+            continue
+        top = row[_best(row, True)]
+        if isinstance(top, Special):
+            values.append(top)  # nan, +inf, or every entry -inf
+            continue
+        total: Any = _ZERO
+        for x in row:
+            total = total + exp_scalar(x - top)
+        values.append(log_scalar(total) + top)
+    return _build(values, rest, dt, 1 if keepdim else None, d)
+
+
+def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,
+              right: bool = False, out: Any = None) -> Any:
+    """``torch.bucketize``: ``searchsorted(boundaries, input)`` with the same ``right``."""
+    if out is not None:
+        raise unsupported("bucketize with out=")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def _is_true(fn: Callable[[list[bool]], bool]) -> Callable[..., ExactTensor]:
+    """``torch._is_all_true`` / ``_is_any_true`` (argument validation in
+    ``torch.distributions``): a 0-d bool tensor."""
+    reduce = _bool_reduce(fn)
+
+    def op(input: Any) -> ExactTensor:
+        return reduce(input)
+
+    return op
+
+
 REDUCE: dict[str, Callable[..., Any]] = {
     "sum": sum_, "mean": mean, "prod": prod,
     "cumsum": _scan(operator.add), "cumprod": _scan(operator.mul),
@@ -391,5 +441,7 @@ REDUCE: dict[str, Callable[..., Any]] = {
     "argmax": _argfn(True), "argmin": _argfn(False), "sort": sort, "argsort": argsort,
     "topk": topk, "searchsorted": searchsorted,
     "softmax": _softmax(False), "log_softmax": _softmax(True),
-    "any": _bool_reduce(any), "all": _bool_reduce(all),
+    "any": _bool_reduce(any), "all": _bool_reduce(all), "bucketize": bucketize,
+    "logsumexp": logsumexp,
+    "_is_all_true": _is_true(all), "_is_any_true": _is_true(any),
 }

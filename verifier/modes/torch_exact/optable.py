@@ -43,12 +43,13 @@ PROPERTIES: frozenset[str] = frozenset(
 #: Functions that only read metadata or set flags: run as torch runs them.
 PASSTHROUGH: frozenset[str] = frozenset(
     {"device", "get_default_dtype", "is_tensor", "is_floating_point", "is_complex",
-     "is_grad_enabled", "set_grad_enabled", "is_inference",
+     "is_grad_enabled", "set_grad_enabled", "_set_grad_enabled", "is_inference",
      "promote_types", "can_cast", "element_size", "get_device"})
 
 
 def supported_ops() -> list[str]:
     """Sorted names of the ops and attributes exact mode runs (the README's table)."""
-    return sorted({*(n for n in OPS if not n.startswith("__") and n not in REFUSED),
-                   *(f"{n}_" for n in INPLACE_BASES), *PROPERTIES, *PASSTHROUGH, "T",
+    return sorted({*(n for n in OPS if not n.startswith("_") and n not in REFUSED),
+                   *(f"{n}_" for n in INPLACE_BASES),
+                   *PROPERTIES, *(n for n in PASSTHROUGH if not n.startswith("_")), "T",
                    "finfo"})
