@@ -35,16 +35,22 @@ _FOREIGN = ("verifier", "properties", "torch", "numpy", "sympy", "hypothesis", "
 _FINFO = {"eps": Fraction(1, 2**23), "tiny": Fraction(1, 2**126),
           "smallest_normal": Fraction(1, 2**126)}
 
+#: Default tolerances of the closeness tests a code may call: math.isclose's rel_tol,
+#: numpy's and torch's isclose/allclose rtol and atol.
+_DEFAULT_TOLERANCES = {"isclose": (Fraction(1, 10**9), Fraction(1, 10**5), Fraction(1, 10**8)),
+                       "allclose": (Fraction(1, 10**5), Fraction(1, 10**8))}
+
 _MAX_DEPTH = 4
 
 
-def code_constants(fn: Any, *, limit: int = 4) -> tuple[Fraction, ...]:
+def code_constants(fn: Any, *, limit: int = 6) -> tuple[Fraction, ...]:
     """The ``limit`` smallest thresholds in ``fn``'s code, as exact rationals in (0, 1/2].
 
     A literal ``c`` in (0, 1/2] stands for itself, one in (1/2, 1) for ``1 - c``
     (``ratio > 0.999``); negative literals count by their size.  Decimal
     literals keep their decimal value (``1e-3`` is 1/1000, not its binary
-    double).  Reading ``finfo(...).eps`` or ``.tiny`` counts as float32's.
+    double).  Reading ``finfo(...).eps`` or ``.tiny`` counts as float32's, and
+    calling ``isclose`` or ``allclose`` as their default tolerances.
     """
     found: set[Fraction] = set()
     for value in _numbers(fn):
@@ -87,11 +93,13 @@ def _numbers(fn: Any) -> Iterator[Any]:
         for code in _codes(obj.__code__):
             yield from _plain_numbers(code.co_consts)
             for instruction in dis.get_instructions(code):
-                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") \
-                        and instruction.argval in _FINFO:
-                    yield _FINFO[instruction.argval]
-                elif instruction.opname == "LOAD_GLOBAL":
-                    name = instruction.argval
+                name = instruction.argval
+                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL") \
+                        and name in _DEFAULT_TOLERANCES:
+                    yield from _DEFAULT_TOLERANCES[name]
+                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and name in _FINFO:
+                    yield _FINFO[name]
+                elif instruction.opname == "LOAD_GLOBAL" and name not in _DEFAULT_TOLERANCES:
                     value = obj.__globals__.get(name)
                     if callable(value):
                         stack.append((value, depth + 1))
@@ -133,8 +141,9 @@ def _plain_numbers(values: Sequence[Any]) -> Iterator[Any]:
 def constant_pairs(constants: Sequence[Fraction], low: int, high: int
                    ) -> list[tuple[Probs, Probs]]:
     """Pairs on each threshold ``c``: with ``d = c / 2``, at two tokens a total
-    variation of ``d`` and of ``c``, a q entry of ``d`` and a p entry of ``d``;
-    at three tokens a total variation of ``d`` and a q with two entries ``d``."""
+    variation of ``d`` and of ``c``; token 0 below the threshold in q only, in p
+    only, and in both (p(0), q(0)) = (0, d), (d/2, d), (d, d/2); at three tokens a
+    total variation of ``d`` and a q with two entries ``d``."""
     half = Fraction(1, 2)
     third = Fraction(1, 3)
     pairs: list[tuple[Probs, Probs]] = []
@@ -142,8 +151,11 @@ def constant_pairs(constants: Sequence[Fraction], low: int, high: int
         d = c / 2
         if low <= 2 <= high:
             pairs += [((half, half), (half + d, half - d)),
-                      ((half, half), (1 - d, d)),
-                      ((1 - d, d), (half, half))]
+                      ((half, half), (d, 1 - d)),
+                      ((d, 1 - d), (half, half)),
+                      ((Fraction(0), Fraction(1)), (d, 1 - d)),
+                      ((d / 2, 1 - d / 2), (d, 1 - d)),
+                      ((d, 1 - d), (d / 2, 1 - d / 2))]
             if c < half:
                 pairs.append(((half, half), (half + c, half - c)))
         if low <= 3 <= high:

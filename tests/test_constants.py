@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from fractions import Fraction as F
 from typing import Any
 
@@ -42,6 +43,30 @@ def _fallback(p: Any, q: Any, rng: Any) -> Any:
     return rng.categorical(p if sum(r) < THRESHOLD else r)
 
 
+def tiny_q_accepted(p: Any, q: Any, rng: Any) -> Any:
+    """Bug: a draft with q(x) < 1e-3 is accepted outright (mass where p may be 0)."""
+    x = rng.categorical(q)
+    if q[x] < 1e-3 or rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical(_residual(p, q))
+
+
+def clamped_denominator(p: Any, q: Any, rng: Any, eps: float = 1e-12) -> Any:
+    """Bug: ratio p / max(q, eps) under-accepts a draft with q(x) < eps."""
+    x = rng.categorical(q)
+    if rng.random() < p[x] / max(q[x], eps):
+        return x
+    return rng.categorical(_residual(p, q))
+
+
+def isclose_fast_path(p: Any, q: Any, rng: Any) -> Any:
+    """Bug: math.isclose's default rel_tol (1e-9, no literal here) accepts p(x) < q(x)."""
+    x = rng.categorical(q)
+    if math.isclose(p[x], q[x]) or rng.random() * q[x] < p[x]:
+        return x
+    return rng.categorical(_residual(p, q))
+
+
 def textbook_with_constants(p: Any, q: Any, rng: Any, eps: float = 1e-9) -> Any:
     """Lossless: the constant only names a tolerance it never uses wrongly."""
     x = rng.categorical(q)
@@ -70,6 +95,7 @@ def test_literals_globals_helpers_defaults_and_partials_are_found() -> None:
     assert code_constants(ratio) == (F(1, 1000),)
     assert code_constants(nested) == (F(1, 4),)
     assert code_constants(plain) == ()
+    assert code_constants(isclose_fast_path) == (F(1, 10**9), F(1, 10**8), F(1, 10**5))
 
 
 def test_a_wrapper_of_ours_is_followed_to_the_users_code() -> None:
@@ -99,7 +125,9 @@ def test_constant_pairs_are_distributions_on_the_threshold() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("rule", [guarded, guarded_by_global], ids=lambda r: r.__name__)
+@pytest.mark.parametrize("rule", [guarded, guarded_by_global, tiny_q_accepted,
+                                  clamped_denominator, isclose_fast_path],
+                         ids=lambda r: r.__name__)
 def test_a_small_tv_guard_is_found_at_every_seed(rule: Any, seed: int) -> None:
     result = search_sampler(rule, seed=seed, examples=5)
     assert result.status == "fail", str(result)

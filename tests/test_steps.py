@@ -325,6 +325,8 @@ def test_a_step_support_violation_is_named_as_such():
     assert not verdict.passed
     assert verdict.reason.startswith(
         "mass 1/33554432 on sequences the target never emits (joint law of 1 token)")
+    # The sequence named is one the target never emits, not the first that differs.
+    assert verdict.reason.endswith("first such sequence (0,): actual 1/33554432")
     assert "biased" in check_step(lambda t, d, prefix, rng: (rng.categorical(d(prefix)),),
                                   TableModel({}, default=(F(1, 3), F(2, 3))),
                                   TableModel({}, default=(F(1, 2), F(1, 2))), 1).reason

@@ -53,6 +53,10 @@ def _same(outcome: Any) -> Any:
     return outcome
 
 
+def _shortest_first(outcome: Hashable) -> tuple[int, str]:
+    return (len(outcome) if isinstance(outcome, tuple) else 0, repr(outcome))
+
+
 def first_differing_prefix(expected: Mapping[Hashable, Fraction],
                            actual: Mapping[Hashable, Fraction],
                            as_sequence: Callable[[Any], Any] | None = None
@@ -203,14 +207,20 @@ class StepVerdict(ComparedVerdict):
             tokens = "1 token" if self.horizon == 1 else f"{self.horizon} tokens"
             under = "" if self.processors is None else f" under {self.processors}"
             if c.support_violation:
-                # As for samplers: mass where the target has none fails whatever its size.
+                # As for samplers: mass where the target has none fails whatever its size;
+                # the sequence named is the first one the target never emits.
                 what = (f"mass {exact_text(c.support_violation)} on sequences the "
                         f"target{under} never emits (joint law of {tokens}), ")
+                outside = sorted((k for k, w in c.actual.items()
+                                  if w and not c.expected.prob(k)), key=_shortest_first)
+                parts.append(f"{what}TV = {exact_text(c.tv)}; first such sequence "
+                             f"{outside[0]}: actual {exact_text(c.actual.prob(outside[0]))}"
+                             if outside else f"{what}TV = {exact_text(c.tv)}")
             else:
                 what = f"joint law of {tokens}{under} biased, "
-            parts.append(f"{what}TV = {exact_text(c.tv)}; first differs at {first}: "
-                         f"expected {exact_text(c.first_expected)}, actual "
-                         f"{exact_text(c.first_actual)}")
+                parts.append(f"{what}TV = {exact_text(c.tv)}; first differs at {first}: "
+                             f"expected {exact_text(c.first_expected)}, actual "
+                             f"{exact_text(c.first_actual)}")
         if parts:
             return "; ".join(parts)
         if self.processors is not None:
