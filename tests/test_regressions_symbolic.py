@@ -153,3 +153,18 @@ def test_a_crash_covers_its_own_region_and_the_rest_of_the_case_is_explored():
     for a in grid:
         for b in grid:
             result.case_for((a, 1 - a), (b, 1 - b))  # raises LookupError if uncovered
+
+
+def _clamped_denominator(p, q, rng, eps=1e-12):
+    """Biased below eps, and its float arithmetic there (Fraction / float) rounds when run."""
+    x = rng.categorical(q)
+    if rng.random() < p[x] / max(q[x], eps):
+        return x
+    return rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)])
+
+
+def test_float_arithmetic_that_rounds_only_when_run_is_named_not_an_internal_error():
+    with pytest.raises(Undecided) as caught:
+        prove(_clamped_denominator, 2, first=True)
+    text = str(caught.value)
+    assert "internal" not in text and "float arithmetic" in text

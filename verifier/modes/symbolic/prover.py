@@ -508,8 +508,11 @@ class _Prover:
         actual = output_distribution(self.sampler, point[0], point[1])
         expected = Distribution({k: v for k, v in self._evaluate(formula, point).items() if v})
         if actual != expected:
-            msg = (f"internal inconsistency at p={point[0]}, q={point[1]}: the symbolic law "
-                   f"{dict(expected)} differs from the exact engine's {dict(actual)}")
+            msg = (f"the symbolic law {expected} differs from the exact engine's {actual} at "
+                   f"p={_show(point[0])}, q={_show(point[1])}: the sampler computes "
+                   "differently on symbolic values there (float arithmetic, such as a "
+                   "probability divided by a float constant, rounds when run but not "
+                   "symbolically; type checks; identity tests); no proof is possible")
             raise Undecided(msg)
         return actual
 
