@@ -40,6 +40,12 @@ _FINFO = {"eps": Fraction(1, 2**23), "tiny": Fraction(1, 2**126),
 _DEFAULT_TOLERANCES = {"isclose": (Fraction(1, 10**9), Fraction(1, 10**5), Fraction(1, 10**8)),
                        "allclose": (Fraction(1, 10**5), Fraction(1, 10**8))}
 
+#: Where a code rounds to a lower precision (``.half()``, ``torch.bfloat16``,
+#: ``np.float32``): values closer than half a unit in the last place near 1/2 and 1
+#: round together, so pairs that close are tried.
+_DTYPE_NAMES = {"half": Fraction(1, 2**12), "float16": Fraction(1, 2**12),
+                "bfloat16": Fraction(1, 2**9), "float32": Fraction(1, 2**25)}
+
 _MAX_DEPTH = 4
 
 
@@ -62,20 +68,34 @@ def code_constants(fn: Any, *, limit: int = 6) -> tuple[Fraction, ...]:
 
 
 def _numbers(fn: Any) -> Iterator[Any]:
+    """Numbers the code can read: its literals, and the numbers held by the objects it
+    reaches (closures, defaults, globals it names, the attributes it names of modules
+    and objects, instance and class attributes of a callable object, dict values)."""
     seen: set[int] = set()
     stack: list[tuple[Any, int]] = [(fn, 0)]
+    names: set[str] = set()  # attribute names the code reads, for modules it reaches
+    modules: list[tuple[types.ModuleType, int]] = []
     while stack:
         obj, depth = stack.pop()
         if id(obj) in seen or depth > _MAX_DEPTH:
             continue
         seen.add(id(obj))
+        if _is_number(obj):
+            yield obj
+            continue
         if isinstance(obj, functools.partial):
             stack.append((obj.func, depth + 1))
-            yield from _plain_numbers((*obj.args, *obj.keywords.values()))
+            stack.extend((a, depth + 1) for a in (*obj.args, *obj.keywords.values()))
             continue
         if isinstance(obj, types.MethodType):
+            stack.append((obj.__self__, depth + 1))
             obj = obj.__func__
+        if isinstance(obj, types.ModuleType):
+            if not _foreign(obj, obj.__name__):
+                modules.append((obj, depth))
+            continue
         if not isinstance(obj, types.FunctionType):
+            stack.extend((value, depth + 1) for value in _held(obj))
             call = vars(type(obj)).get("__call__")  # a callable object's method
             if isinstance(call, types.FunctionType) and not _foreign(call):
                 stack.append((call, depth + 1))
@@ -87,29 +107,84 @@ def _numbers(fn: Any) -> Iterator[Any]:
         stack.extend((c, depth + 1) for c in cells if callable(c))
         if _foreign(obj):
             continue
-        yield from _plain_numbers(cells)
-        yield from _plain_numbers((*(obj.__defaults__ or ()),
-                                   *(obj.__kwdefaults__ or {}).values()))
+        stack.extend((c, depth + 1) for c in cells if not callable(c))
+        stack.extend((d, depth + 1) for d in (*(obj.__defaults__ or ()),
+                                              *(obj.__kwdefaults__ or {}).values()))
         for code in _codes(obj.__code__):
-            yield from _plain_numbers(code.co_consts)
+            yield from (c for c in code.co_consts if _is_number(c))
             for instruction in dis.get_instructions(code):
                 name = instruction.argval
+                if not isinstance(name, str):
+                    continue
                 if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL") \
                         and name in _DEFAULT_TOLERANCES:
                     yield from _DEFAULT_TOLERANCES[name]
-                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and name in _FINFO:
-                    yield _FINFO[name]
-                elif instruction.opname == "LOAD_GLOBAL" and name not in _DEFAULT_TOLERANCES:
-                    value = obj.__globals__.get(name)
-                    if callable(value):
-                        stack.append((value, depth + 1))
-                    else:
-                        yield from _plain_numbers((value,))
+                    continue
+                if name in _DTYPE_NAMES and instruction.opname in (
+                        "LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_CONST"):
+                    yield _DTYPE_NAMES[name]
+                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    names.add(name)
+                    if name in _FINFO:
+                        yield _FINFO[name]
+                elif instruction.opname == "LOAD_GLOBAL" and name in obj.__globals__:
+                    stack.append((obj.__globals__[name], depth + 1))
+    # Modules the code reaches: the attributes it reads of them (``cfg.EPS``).
+    for module, depth in modules:
+        for name in sorted(names):
+            value = getattr(module, name, None)
+            if value is not None:
+                yield from _numbers_of(value, depth + 1, seen)
 
 
-def _foreign(fn: Any) -> bool:
-    module = getattr(fn, "__module__", None) or ""
-    return module.split(".")[0] in _FOREIGN
+def _numbers_of(obj: Any, depth: int, seen: set[int]) -> Iterator[Any]:
+    """Numbers held by a data object (not its functions), depth-limited."""
+    stack = [(obj, depth)]
+    while stack:
+        current, d = stack.pop()
+        if id(current) in seen or d > _MAX_DEPTH:
+            continue
+        seen.add(id(current))
+        if _is_number(current):
+            yield current
+        elif not callable(current):
+            stack.extend((value, d + 1) for value in _held(current))
+
+
+#: How many values of one container or object are read.
+_MAX_HELD = 64
+
+
+def _held(obj: Any) -> list[Any]:
+    """The values a data object holds: a dict's values, a sequence's items, an
+    instance's attributes and its class's (for our classes, not library ones)."""
+    if isinstance(obj, type):
+        return [] if _foreign(obj) else [v for k, v in vars(obj).items()
+                                         if not k.startswith("__")][:_MAX_HELD]
+    if isinstance(obj, (str, bytes, types.ModuleType)):
+        return []
+    if isinstance(obj, dict):
+        return list(obj.values())[:_MAX_HELD]
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)[:_MAX_HELD]
+    if _foreign(type(obj)):
+        return []
+    values = list(getattr(obj, "__dict__", {}).values())
+    for klass in type(obj).__mro__[:-1]:
+        if not _foreign(klass):
+            values += [v for k, v in vars(klass).items() if not k.startswith("__")]
+    return values[:_MAX_HELD]
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, float) and math.isfinite(value)) or isinstance(value, Fraction)
+
+
+def _foreign(obj: Any, module: str | None = None) -> bool:
+    name = module if module is not None else (getattr(obj, "__module__", None) or "")
+    return not isinstance(name, str) or name.split(".")[0] in _FOREIGN
 
 
 def _filled(cell: Any) -> bool:
@@ -126,16 +201,6 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
         current = stack.pop()
         yield current
         stack.extend(c for c in current.co_consts if inspect.iscode(c))
-
-
-def _plain_numbers(values: Sequence[Any]) -> Iterator[Any]:
-    for value in values:
-        if isinstance(value, bool):
-            continue
-        if (isinstance(value, float) and math.isfinite(value)) or isinstance(value, Fraction):
-            yield value
-        elif isinstance(value, (tuple, frozenset)):
-            yield from _plain_numbers(tuple(value))
 
 
 def constant_pairs(constants: Sequence[Fraction], low: int, high: int

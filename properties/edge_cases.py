@@ -2,8 +2,9 @@
 
 They cover the reference sheet's worked examples and the families where
 real bugs hide: p = q exactly, zeros in q where p > 0, disjoint supports,
-one-hot laws, and vocabulary 3 (the smallest where a residual can have two
-positive entries).
+one-hot laws, vocabulary 3 (the smallest where a residual can have two
+positive entries), and differences of 2^-10, 2^-20 and 2^-30 (tolerances
+computed at run time, casts to a lower precision).
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ Probs = tuple[Fraction, ...]
 
 #: What the edge cases cover, for the search's "covered" sentence.
 EDGE_FAMILIES = ("reference-sheet examples", "p = q", "zeros in q", "disjoint supports",
-                 "one-hot", "vocabulary 3")
+                 "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)")
+
+#: Differences far below any small denominator: a tolerance the code computes at run
+#: time (``1 / (16 * V**4)``, ``float.fromhex(...)``) or a cast to a lower precision
+#: shows on them.
+_FINE = (Fraction(1, 2**10), Fraction(1, 2**20), Fraction(1, 2**30))
 
 
 def _f(*values: str) -> Probs:
@@ -70,6 +76,18 @@ def _family_cases(v: int) -> list[tuple[Probs, Probs]]:
     return cases
 
 
+def _fine_cases() -> list[tuple[Probs, Probs]]:
+    """At two tokens, for each fine difference s: a total variation of s, p nearly
+    one-hot against a uniform q, and q nearly one-hot against a uniform p."""
+    half = Fraction(1, 2)
+    cases: list[tuple[Probs, Probs]] = []
+    for s in _FINE:
+        cases += [((half, half), (half + s, half - s)),
+                  ((1 - s, s), (half, half)),
+                  ((half, half), (1 - s, s))]
+    return cases
+
+
 def _normalise(weights: list[int]) -> Probs:
     total = sum(weights)
     return tuple(Fraction(w, total) for w in weights)
@@ -88,6 +106,7 @@ def sampler_edge_cases(low: int, high: int, constants: Sequence[Fraction] = ()
     candidates = list(_SHEET)
     for v in range(low, min(high, 5) + 1):
         candidates += _family_cases(v)
+    candidates += _fine_cases()
     candidates += constant_pairs(constants, low, high)
     for case in candidates:
         if low <= len(case[0]) <= high and case not in seen:

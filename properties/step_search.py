@@ -55,7 +55,8 @@ MIN_AUTO_HORIZON = 3
 MAX_AUTO_HORIZON = 4
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
-                       "one-hot", "vocabulary 3", "target changing after token 0")
+                       "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)",
+                       "target changing after token 0")
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,40 @@ def test_literals_globals_helpers_defaults_and_partials_are_found() -> None:
     assert code_constants(isclose_fast_path) == (F(1, 10**9), F(1, 10**8), F(1, 10**5))
 
 
+class _Config:
+    skip_tv = 1e-3
+
+
+CONFIG = _Config()
+LIMITS = {"floor": 1e-7}
+
+
+class _Verifier:
+    greedy_above = 1 - 2**-10  # a class attribute
+
+    def __init__(self) -> None:
+        self.cfg = CONFIG
+        self.eps = 2e-5
+
+    def __call__(self, p: Any, q: Any, rng: Any) -> Any:
+        return 0 if max(p) > self.greedy_above or self.cfg.skip_tv > self.eps else 1
+
+
+def _uses_module_config(p: Any, q: Any, rng: Any) -> Any:
+    return 0 if p[0] < LIMITS["floor"] else 1
+
+
+def test_constants_held_by_objects_dicts_and_classes_are_found() -> None:
+    found = code_constants(_Verifier())
+    assert {F(1, 1000), F(1, 50000), F(1, 1024)} <= set(found), found
+    assert F(1, 10**7) in code_constants(_uses_module_config)
+
+    def casts(p: Any, q: Any, rng: Any) -> Any:
+        return p.half() if q.bfloat16() else p
+
+    assert code_constants(casts) == (F(1, 2**12), F(1, 2**9))
+
+
 def test_a_wrapper_of_ours_is_followed_to_the_users_code() -> None:
     torch = pytest.importorskip("torch")
     from verifier.modes.torch_exact import torch_rng_sampler
@@ -152,3 +186,22 @@ def chain_guarded(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) ->
 def test_steps_get_the_constant_pairs_too(seed: int) -> None:
     result = search_step(chain_guarded, seed=seed, examples=5, horizon=2)
     assert result.status == "fail"
+
+
+def tolerance_at_run_time(p: Any, q: Any, rng: Any) -> Any:
+    """Bug: a draft within 1 / (16 V^4) of uniform is treated as uniform (no literal)."""
+    v = len(q)
+    x = rng.categorical(q)
+    flat = max(q) - min(q) < F(1, 16 * v**4)
+    qx = F(1, v) if flat else q[x]
+    if rng.random() * qx < p[x]:
+        return x
+    return rng.categorical([max(a - F(1, v) if flat else a - b, 0)
+                            for a, b in zip(p, q, strict=True)])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tolerance_computed_at_run_time_is_found_by_the_fine_differences(seed: int) -> None:
+    assert code_constants(tolerance_at_run_time) == ()
+    result = search_sampler(tolerance_at_run_time, seed=seed, examples=5)
+    assert result.status == "fail", str(result)
