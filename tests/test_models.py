@@ -113,6 +113,8 @@ def test_cached_model_reads_its_own_cache() -> None:
     m.reset((1, 1))
     assert m.cache == (1, 1)
     assert m((0,)) == [1, 0]  # the stateless view ignores the cache
+    with pytest.raises(IndexError, match=r"rollback\(3\) on a cache of 2 tokens"):
+        m.rollback(3)  # named as called, not as the truncate it becomes
     clone = m.with_model(ContextFreeModel(["1", "0"]))
     assert clone.cache == () and type(clone) is CachedModel
 

@@ -590,7 +590,11 @@ class CachedModel:
 
     def rollback(self, n: int) -> None:
         """Drop the last ``n`` tokens."""
-        self.truncate(len(self._cache) - operator.index(n))
+        n = operator.index(n)
+        if not 0 <= n <= len(self._cache):
+            msg = f"rollback({n}) on a cache of {len(self._cache)} tokens"
+            raise IndexError(msg)
+        self.truncate(len(self._cache) - n)
 
     def reset(self, cache: Sequence[int] = ()) -> None:
         self._cache = [operator.index(t) for t in cache]
