@@ -40,6 +40,7 @@ from verifier.witness import StepWitness
 
 __all__ = [
     "DEFAULT_STEP_EXAMPLES",
+    "DEFAULT_STEP_VOCAB_SIZES",
     "MAX_AUTO_HORIZON",
     "MIN_AUTO_HORIZON",
     "StepWitness",
@@ -53,6 +54,11 @@ DEFAULT_STEP_EXAMPLES = 60
 #: The horizon chosen from a step is its longest output on the edge cases, within these bounds.
 MIN_AUTO_HORIZON = 3
 MAX_AUTO_HORIZON = 4
+DEFAULT_STEP_VOCAB_SIZES = (2, 3)
+#: Larger vocabularies tried as context-free edge cases, on the first WIDE_HORIZON tokens,
+#: when the search has the default sizes.
+WIDE_VOCAB_SIZES = (4, 5)
+WIDE_HORIZON = 2
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)",
@@ -136,10 +142,11 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
     """The horizon a search of ``step`` uses by default, and the longest output it saw.
 
     One call of the step is enumerated exactly on each of the ``specs`` (the
-    edge cases); the horizon is the longest output seen (so a gamma = 3
-    chain is judged on its bonus token, the 4th), at least
-    ``MIN_AUTO_HORIZON`` (a bug in the second call shows) and at most
-    ``MAX_AUTO_HORIZON`` (the joint law grows as V^horizon).  Cases the step
+    edge cases); the horizon is one more than the longest output seen (a
+    second call after a one-token first call shows whole: a gamma = 2 chain is
+    judged on the bonus token of its second call), at least
+    ``MIN_AUTO_HORIZON`` and at most ``MAX_AUTO_HORIZON`` (the joint law grows as
+    V^horizon; a gamma = 3 chain is judged on its first call's bonus token).  Cases the step
     cannot run are skipped here; the search reports them.  The longest
     output is None when no case ran.
     """
@@ -154,7 +161,9 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
         longest = size if longest is None else max(longest, size)
         if longest > MAX_AUTO_HORIZON:
             break
-    horizon = MIN_AUTO_HORIZON if longest is None else longest
+    # One more than the longest output: a first call may emit a single token, and the
+    # second call's whole output (a bonus token read at the wrong context) must show.
+    horizon = MIN_AUTO_HORIZON if longest is None else longest + 1
     return min(max(horizon, MIN_AUTO_HORIZON), MAX_AUTO_HORIZON), longest
 
 
@@ -163,19 +172,22 @@ def _horizon_note(horizon: int, longest: int | None, given: bool) -> str:
         return f" with horizon {horizon}"
     if longest is None:
         return f" with horizon {horizon} (the default: no edge case ran the step)"
-    if longest > horizon:
+    whole = longest + 1
+    if whole > horizon:
         return (f" with horizon {horizon} (chosen from the step: it emits up to {longest} "
-                f"tokens a call, capped at {MAX_AUTO_HORIZON} to keep the joint law small; "
-                f"pass horizon={longest} (--horizon {longest}) to judge all of them)")
+                f"tokens a call, and a second call's whole output needs {whole}, capped at "
+                f"{MAX_AUTO_HORIZON} to keep the joint law small; pass horizon={whole} "
+                f"(--horizon {whole}) to judge it)")
     tokens = "1 token" if longest == 1 else f"{longest} tokens"
-    if longest < horizon:
+    if whole < horizon:
         return (f" with horizon {horizon} (the smallest chosen: the step's longest output on "
                 f"the edge cases is {tokens}, and {horizon} tokens span two or more calls)")
     return (f" with horizon {horizon} (chosen from the step: its longest output on the edge "
-            f"cases is {tokens})")
+            f"cases is {tokens}, and {horizon} tokens hold a second call's whole output "
+            "after a one-token first call)")
 
 
-def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
+def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VOCAB_SIZES,
                 horizon: int | None = None,
                 examples: int = DEFAULT_STEP_EXAMPLES, seed: int = 0,
                 budget: Budget | None = None, settings: Settings | None = None,
@@ -238,6 +250,16 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 3),
         return check_variant
 
     edge = [_Case(spec, depth) for spec in specs]
+    if not one_hot_target and (low, high) == DEFAULT_STEP_VOCAB_SIZES:
+        # A rule inside the step that is wrong only at V >= 4 (a residual cut to its top
+        # two entries) shows on the first tokens: context-free pairs there, 2 tokens deep
+        # (with the default sizes only: sizes given are the sizes searched).
+        wide = [_Case(ModelSpec(pair), min(depth, WIDE_HORIZON))
+                for pair in sampler_edge_cases(*WIDE_VOCAB_SIZES)]
+        edge += wide
+        note += (f"; and vocabularies {WIDE_VOCAB_SIZES[0]}..{WIDE_VOCAB_SIZES[1]} on their "
+                 f"first {min(depth, WIDE_HORIZON)} tokens ({len(wide)} context-free edge "
+                 "cases)")
     strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
                            one_hot_target=one_hot_target).map(lambda s: _Case(s, depth))
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS

@@ -50,7 +50,8 @@ def test_sampler_vocabularies_reach_five():
     assert "2..5" in result.covered
 
 
-@pytest.mark.parametrize(("gamma", "horizon"), [(1, 3), (2, 3), (3, 4), (4, 4), (5, 4)])
+# One more than the longest output (a second call's whole output), within 3..4.
+@pytest.mark.parametrize(("gamma", "horizon"), [(1, 3), (2, 4), (3, 4), (4, 4), (5, 4)])
 def test_the_horizon_is_chosen_from_the_step(gamma, horizon):
     step = named_step(chain, f"chain-{gamma}", gamma=gamma)
     chosen, longest = choose_horizon(step, step_edge_cases(2, 3))
@@ -62,11 +63,14 @@ def test_the_chosen_horizon_is_reported():
     step = named_step(chain, "chain-3", gamma=3)
     result = search_step(step, examples=3)
     assert result.passed and result.horizon == 4
-    assert "horizon 4 (chosen from the step: its longest output on the edge cases is 4 " \
-           "tokens)" in result.covered
+    assert "horizon 4 (chosen from the step: it emits up to 4 tokens a call, and a second " \
+           "call's whole output needs 5, capped at 4" in result.covered
+    assert "--horizon 5" in result.covered
+    whole = search_step(named_step(chain, "chain-2", gamma=2), examples=0)
+    assert whole.horizon == 4 and "4 tokens hold a second call's whole output" in whole.covered
     capped = search_step(named_step(chain, "chain-4", gamma=4), vocab_sizes=2, examples=0)
     assert capped.horizon == 4 and "capped at 4" in capped.covered
-    assert "--horizon 5" in capped.covered
+    assert "--horizon 6" in capped.covered
     given = search_step(step, horizon=2, examples=0)
     assert given.horizon == 2 and "chosen" not in given.covered
 
