@@ -10,6 +10,7 @@ a shorter horizon, fewer prefix overrides, then simpler rows.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -59,6 +60,8 @@ DEFAULT_STEP_VOCAB_SIZES = (2, 3)
 #: when the search has the default sizes.
 WIDE_VOCAB_SIZES = (4, 5)
 WIDE_HORIZON = 2
+#: How deep position-dependent edge cases judge a step whose output outgrows the horizon.
+DEEP_HORIZON = 5
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)",
@@ -98,6 +101,25 @@ def step_edge_cases(low: int, high: int, *, one_hot_target: bool = False,
     for p, q in constant_pairs(constants, low, top):
         if not one_hot_target:
             specs.append(ModelSpec((p, q)))
+    return specs
+
+
+def _positional_specs(length: int) -> list[ModelSpec]:
+    """Two-token models whose rows depend on the position only, alternating, for every
+    prefix shorter than ``length`` (the default row beyond)."""
+    third, half = Fraction(1, 3), Fraction(1, 2)
+    quarter = Fraction(1, 4)
+    rows = [((2 * third, third), (half, half), (third, 2 * third), (half, half)),
+            ((half, half), (3 * quarter, quarter), (quarter, 3 * quarter), (half, half))]
+    specs = []
+    for even_p, even_q, odd_p, odd_q in rows:
+        overrides = []
+        for n in range(length):
+            for prefix in itertools.product(range(2), repeat=n):
+                p, q = (even_p, even_q) if n % 2 == 0 else (odd_p, odd_q)
+                overrides.append((prefix, p, q))
+        default = (even_p, even_q) if length % 2 == 0 else (odd_p, odd_q)
+        specs.append(ModelSpec(default, tuple(overrides)))
     return specs
 
 
@@ -214,6 +236,8 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
     no token on the target's own path have no such law and are skipped.
     """
     low, high = vocab_range(vocab_sizes)
+    given_horizon = horizon
+    longest: int | None = None
     constants = () if one_hot_target else code_constants(step)
     specs = step_edge_cases(low, high, one_hot_target=one_hot_target, constants=constants)
     edge_families: tuple[str, ...] = _STEP_EDGE_FAMILIES
@@ -260,6 +284,16 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
         note += (f"; and vocabularies {WIDE_VOCAB_SIZES[0]}..{WIDE_VOCAB_SIZES[1]} on their "
                  f"first {min(depth, WIDE_HORIZON)} tokens ({len(wide)} context-free edge "
                  "cases)")
+    if given_horizon is None and longest is not None and longest + 1 > depth \
+            and low <= 2 <= high and not one_hot_target:
+        # Capped: a long step's last tokens (a gamma = 4 bonus, a gamma = 3 second call's
+        # bonus) are outside the horizon.  Rows that change with every position, on two
+        # tokens, show an off-by-one there; judged deeper, on these cases only.
+        deep = min(longest + 1, DEEP_HORIZON)
+        positional = [_Case(spec, deep) for spec in _positional_specs(deep - 1)]
+        edge += positional
+        note += (f"; and {len(positional)} edge cases with rows that change with every "
+                 f"position, on 2 tokens, judged on {deep} tokens")
     strategy = model_specs(vocab_sizes=(low, high), kinds=kinds,
                            one_hot_target=one_hot_target).map(lambda s: _Case(s, depth))
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS

@@ -109,3 +109,27 @@ def test_the_default_step_audit_checks_both_float_grids(steps_file):
     flat = " ".join(out.split())
     assert "float32 grid k/2^24 and on the float64 grid k/2^53" in flat
     assert "shows only under float32 uniforms" in flat
+
+
+def _bonus_from_the_last_verified_row(target, draft, prefix, rng, gamma=4):
+    """Bug: after gamma accepted drafts the bonus is drawn from the last verified row."""
+    ctx, out = tuple(prefix), []
+    for _ in range(gamma):
+        p, q = target(ctx), draft(ctx)
+        x = rng.categorical(q)
+        if rng.random() * q[x] >= p[x]:
+            return (*out, rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)]))
+        out.append(x)
+        ctx = (*ctx, x)
+    return (*out, rng.categorical(target(ctx[:-1])))  # should be target(ctx)
+
+
+def test_a_step_longer_than_the_horizon_is_judged_deeper_on_positional_rows():
+    # A gamma = 4 chain emits 5 tokens: its bonus is outside the capped horizon of 4,
+    # and context-dependent models two tokens deep give it the right row by chance.
+    result = search_step(_bonus_from_the_last_verified_row, examples=0)
+    assert result.status == "fail", str(result)
+    assert result.verdict.horizon == 5
+    assert "rows that change with every position" in result.covered
+    correct = search_step(named_step(chain, "chain-4", gamma=4), examples=0)
+    assert correct.status == "pass" and "judged on 5 tokens" in correct.covered
