@@ -52,7 +52,8 @@ __all__ = [
 
 Probs = tuple[Fraction, ...]
 DEFAULT_STEP_EXAMPLES = 60
-#: The horizon chosen from a step is its longest output on the edge cases, within these bounds.
+#: The horizon chosen from a step is one more than its longest output on the edge cases,
+#: within these bounds.
 MIN_AUTO_HORIZON = 3
 MAX_AUTO_HORIZON = 4
 DEFAULT_STEP_VOCAB_SIZES = (2, 3)
