@@ -52,8 +52,8 @@ __all__ = [
 
 Probs = tuple[Fraction, ...]
 DEFAULT_STEP_EXAMPLES = 60
-#: The horizon chosen from a step is one more than its longest output on the edge cases,
-#: within these bounds.
+#: The horizon chosen from a step is its longest output on the edge cases, within these
+#: bounds (position-dependent edge cases judge one call more, see DEEP_HORIZON).
 MIN_AUTO_HORIZON = 3
 MAX_AUTO_HORIZON = 4
 DEFAULT_STEP_VOCAB_SIZES = (2, 3)
@@ -61,7 +61,7 @@ DEFAULT_STEP_VOCAB_SIZES = (2, 3)
 #: when the search has the default sizes.
 WIDE_VOCAB_SIZES = (4, 5)
 WIDE_HORIZON = 2
-#: How deep position-dependent edge cases judge a step whose output outgrows the horizon.
+#: At most how deep position-dependent edge cases judge a step (its longest output + 1).
 DEEP_HORIZON = 5
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
@@ -165,11 +165,10 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
     """The horizon a search of ``step`` uses by default, and the longest output it saw.
 
     One call of the step is enumerated exactly on each of the ``specs`` (the
-    edge cases); the horizon is one more than the longest output seen (a
-    second call after a one-token first call shows whole: a gamma = 2 chain is
-    judged on the bonus token of its second call), at least
-    ``MIN_AUTO_HORIZON`` and at most ``MAX_AUTO_HORIZON`` (the joint law grows as
-    V^horizon; a gamma = 3 chain is judged on its first call's bonus token).  Cases the step
+    edge cases); the horizon is the longest output seen (so a gamma = 3
+    chain is judged on its bonus token, the 4th), at least
+    ``MIN_AUTO_HORIZON`` (a bug in the second call shows) and at most
+    ``MAX_AUTO_HORIZON`` (the joint law grows as V^horizon).  Cases the step
     cannot run are skipped here; the search reports them.  The longest
     output is None when no case ran.
     """
@@ -184,9 +183,7 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
         longest = size if longest is None else max(longest, size)
         if longest > MAX_AUTO_HORIZON:
             break
-    # One more than the longest output: a first call may emit a single token, and the
-    # second call's whole output (a bonus token read at the wrong context) must show.
-    horizon = MIN_AUTO_HORIZON if longest is None else longest + 1
+    horizon = MIN_AUTO_HORIZON if longest is None else longest
     return min(max(horizon, MIN_AUTO_HORIZON), MAX_AUTO_HORIZON), longest
 
 
@@ -195,19 +192,16 @@ def _horizon_note(horizon: int, longest: int | None, given: bool) -> str:
         return f" with horizon {horizon}"
     if longest is None:
         return f" with horizon {horizon} (the default: no edge case ran the step)"
-    whole = longest + 1
-    if whole > horizon:
+    if longest > horizon:
         return (f" with horizon {horizon} (chosen from the step: it emits up to {longest} "
-                f"tokens a call, and a second call's whole output needs {whole}, capped at "
-                f"{MAX_AUTO_HORIZON} to keep the joint law small; pass horizon={whole} "
-                f"(--horizon {whole}) to judge it)")
+                f"tokens a call, capped at {MAX_AUTO_HORIZON} to keep the joint law small; "
+                f"pass horizon={longest} (--horizon {longest}) to judge all of them)")
     tokens = "1 token" if longest == 1 else f"{longest} tokens"
-    if whole < horizon:
+    if longest < horizon:
         return (f" with horizon {horizon} (the smallest chosen: the step's longest output on "
                 f"the edge cases is {tokens}, and {horizon} tokens span two or more calls)")
     return (f" with horizon {horizon} (chosen from the step: its longest output on the edge "
-            f"cases is {tokens}, and {horizon} tokens hold a second call's whole output "
-            "after a one-token first call)")
+            f"cases is {tokens})")
 
 
 def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VOCAB_SIZES,
@@ -287,9 +281,10 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
                  "cases)")
     if given_horizon is None and longest is not None and longest + 1 > depth \
             and low <= 2 <= high and not one_hot_target:
-        # Capped: a long step's last tokens (a gamma = 4 bonus, a gamma = 3 second call's
-        # bonus) are outside the horizon.  Rows that change with every position, on two
-        # tokens, show an off-by-one there; judged deeper, on these cases only.
+        # A second call's whole output (after a one-token first call) and a long step's
+        # last tokens (a gamma = 4 bonus) are outside the horizon.  Rows that change with
+        # every position, on two tokens, show an off-by-one or a wrong context there;
+        # judged one call deeper, on these cases only (the joint law grows as V^horizon).
         deep = min(longest + 1, DEEP_HORIZON)
         positional = [_Case(spec, deep) for spec in _positional_specs(deep - 1)]
         edge += positional

@@ -679,7 +679,7 @@ def test_a_lossless_step_passes_and_its_kind_is_read_from_the_signature(steps):
     code, data = run_json("audit", target(steps, "chain"), "--examples", "10")
     assert code == 0, data
     assert data["kind"] == "step"
-    assert data["horizon"] == 4  # a gamma = 2 chain: its second call whole
+    assert data["horizon"] == 3
 
 
 def test_a_joint_law_bug_fails_with_replayable_models(steps):
