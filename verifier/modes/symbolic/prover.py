@@ -379,9 +379,8 @@ class _Prover:
                 substitution = self.equalities((*cell, *implicit))
                 bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
                                   target, substitution)
-        if bias and any(c.lin is None and c.rel == "==" for c in cell):
+        if bias:
             # A bias in the ideal of the case's polynomial equalities is 0 on the case.
-            substitution = self.equalities(cell)
             bias = {k: v for k, v in bias.items()
                     if not in_equality_ideal(self.space, v, cell, substitution)}
         nice = {k: self._tidy(v) for k, v in formula.items() if v != 0}

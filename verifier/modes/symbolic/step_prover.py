@@ -593,13 +593,15 @@ class _StepProver:
         self.counts.regions += 1
         self._spend(f"comparing at prefix {prefix}")
         total = sum((term for _, term in live), sympy.Integer(0)) - target
-        bias = self.reduce(total, self.equalities(region))
+        substitution = self.equalities(region)
+        bias = self.reduce(total, substitution)
         if bias != 0:
             implicit = self.implicit_equalities(region)
             if implicit:
-                bias = self.reduce(total, self.equalities((*region, *implicit)))
-        if bias != 0 and any(c.lin is None and c.rel == "==" for c in region):
-            bias = self.modulo_equalities(bias, region)
+                substitution = self.equalities((*region, *implicit))
+                bias = self.reduce(total, substitution)
+        if bias != 0 and in_equality_ideal(self.space, bias, region, substitution):
+            bias = 0  # in the ideal of the region's polynomial equalities: 0 wherever they hold
         if bias != 0 and self.point is not None:
             # Guided: the region and its formulas are the witness's; only its own
             # point may stand for the failure (another point of the formula's region
@@ -612,12 +614,6 @@ class _StepProver:
                     failures.append(_Failure(prefix, region, z, bias, self.point, self.space))
         elif bias != 0:
             failures.append(self.witness_point(prefix, z, region, bias))
-
-    def modulo_equalities(self, bias: Any, region: Sequence[Constraint]) -> Any:
-        """0 if the bias's numerator lies in the ideal of the region's polynomial equalities
-        (then it vanishes wherever they hold), else the bias unchanged."""
-        substitution = self.equalities(region)
-        return 0 if in_equality_ideal(self.space, bias, region, substitution) else bias
 
     def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
         space = self.space
