@@ -423,17 +423,6 @@ def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-def _is_true(fn: Callable[[list[bool]], bool]) -> Callable[..., ExactTensor]:
-    """``torch._is_all_true`` / ``_is_any_true`` (argument validation in
-    ``torch.distributions``): a 0-d bool tensor."""
-    reduce = _bool_reduce(fn)
-
-    def op(input: Any) -> ExactTensor:
-        return reduce(input)
-
-    return op
-
-
 REDUCE: dict[str, Callable[..., Any]] = {
     "sum": sum_, "mean": mean, "prod": prod,
     "cumsum": _scan(operator.add), "cumprod": _scan(operator.mul),
@@ -443,5 +432,6 @@ REDUCE: dict[str, Callable[..., Any]] = {
     "softmax": _softmax(False), "log_softmax": _softmax(True),
     "any": _bool_reduce(any), "all": _bool_reduce(all), "bucketize": bucketize,
     "logsumexp": logsumexp,
-    "_is_all_true": _is_true(all), "_is_any_true": _is_true(any),
+    # torch.distributions' argument checks: a 0-d bool tensor.
+    "_is_all_true": _bool_reduce(all), "_is_any_true": _bool_reduce(any),
 }

@@ -358,7 +358,7 @@ def scalar_operand(x: Any, dtype: torch.dtype) -> Any:
     tensor's dtype), then taken exactly.
     """
     if isinstance(x, float) and is_float(dtype) and not (math.isnan(x) or math.isinf(x)):
-        return Fraction(torch.tensor(x, dtype=dtype).item())
+        return stored(Fraction(x), dtype)
     return element_for(x, dtype)
 
 
