@@ -111,17 +111,30 @@ def test_the_default_step_audit_checks_both_float_grids(steps_file):
     assert "shows only under float32 uniforms" in flat
 
 
-def _bonus_from_the_last_verified_row(target, draft, prefix, rng, gamma=4):
-    """Bug: after gamma accepted drafts the bonus is drawn from the last verified row."""
-    ctx, out = tuple(prefix), []
-    for _ in range(gamma):
-        p, q = target(ctx), draft(ctx)
-        x = rng.categorical(q)
-        if rng.random() * q[x] >= p[x]:
-            return (*out, rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)]))
-        out.append(x)
-        ctx = (*ctx, x)
-    return (*out, rng.categorical(target(ctx[:-1])))  # should be target(ctx)
+def _chain_with_bonus_at(bonus_context, gamma):
+    """A chain step, right except that its bonus row is the target's after
+    ``bonus_context(prefix, accepted drafts)`` (prefix + drafts is right)."""
+    def step(target, draft, prefix, rng):
+        ctx, out = tuple(prefix), []
+        for _ in range(gamma):
+            p, q = target(ctx), draft(ctx)
+            x = rng.categorical(q)
+            if rng.random() * q[x] >= p[x]:
+                return (*out, rng.categorical([max(a - b, 0)
+                                               for a, b in zip(p, q, strict=True)]))
+            out.append(x)
+            ctx = (*ctx, x)
+        return (*out, rng.categorical(target(bonus_context(tuple(prefix), tuple(out)))))
+
+    return step
+
+
+# Bug: after gamma accepted drafts the bonus is drawn from the last verified row.
+_bonus_from_the_last_verified_row = _chain_with_bonus_at(
+    lambda prefix, out: (*prefix, *out)[:-1], gamma=4)
+# Bug: the bonus row is read after the accepted drafts only, not prefix + drafts:
+# right on the first call, wrong on every later one.
+_window_local_bonus = _chain_with_bonus_at(lambda prefix, out: out, gamma=2)
 
 
 def test_a_step_longer_than_the_horizon_is_judged_deeper_on_positional_rows():
@@ -133,20 +146,6 @@ def test_a_step_longer_than_the_horizon_is_judged_deeper_on_positional_rows():
     assert "rows that change with every position" in result.covered
     correct = search_step(named_step(chain, "chain-4", gamma=4), examples=0)
     assert correct.status == "pass" and "judged on 5 tokens" in correct.covered
-
-
-def _window_local_bonus(target, draft, prefix, rng, gamma=2):
-    """Bug: the bonus row is read after the accepted drafts only, not prefix + drafts:
-    right on the first call, wrong on every later one."""
-    ctx, out = tuple(prefix), []
-    for _ in range(gamma):
-        p, q = target(ctx), draft(ctx)
-        x = rng.categorical(q)
-        if rng.random() * q[x] >= p[x]:
-            return (*out, rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)]))
-        out.append(x)
-        ctx = (*ctx, x)
-    return (*out, rng.categorical(target(tuple(out))))
 
 
 @pytest.mark.parametrize("seed", range(2))

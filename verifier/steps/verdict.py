@@ -211,11 +211,12 @@ class StepVerdict(ComparedVerdict):
                 # the sequence named is the first one the target never emits.
                 what = (f"mass {exact_text(c.support_violation)} on sequences the "
                         f"target{under} never emits (joint law of {tokens}), ")
-                outside = sorted((k for k, w in c.actual.items()
-                                  if w and not c.expected.prob(k)), key=_shortest_first)
+                outside = min((k for k, w in c.actual.items()
+                               if w and not c.expected.prob(k)),
+                              key=_shortest_first, default=None)
                 parts.append(f"{what}TV = {exact_text(c.tv)}; first such sequence "
-                             f"{outside[0]}: actual {exact_text(c.actual.prob(outside[0]))}"
-                             if outside else f"{what}TV = {exact_text(c.tv)}")
+                             f"{outside}: actual {exact_text(c.actual.prob(outside))}"
+                             if outside is not None else f"{what}TV = {exact_text(c.tv)}")
             else:
                 what = f"joint law of {tokens}{under} biased, "
                 parts.append(f"{what}TV = {exact_text(c.tv)}; first differs at {first}: "
