@@ -30,8 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from counterexamples.samplers import textbook
-from verifier import Budget, SeededRandom, output_distribution
+from specexact import Budget, SeededRandom, output_distribution
+from specexact.counterexamples.samplers import textbook
 
 
 class _Eager:

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from verifier import check_floats, check_sampler
+from specexact import check_floats, check_sampler
 
 
 def textbook(p: Any, q: Any, rng: Any) -> Any:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "quali
 
 from planted import PLANTED_SAMPLERS, PLANTED_STEPS
 
-from properties import search_sampler, search_step
+from specexact.properties import search_sampler, search_step
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from naive_steps import naive_decode_distribution
 
-from counterexamples.chain_steps import chain
-from verifier import Budget, RecordingModel, decode_distribution, random_model_pair
+from specexact import Budget, RecordingModel, decode_distribution, random_model_pair
+from specexact.counterexamples.chain_steps import chain
 
 NO_LIMIT = Budget(max_seconds=None, max_executions=10**9)
 

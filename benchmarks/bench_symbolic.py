@@ -15,11 +15,11 @@ import argparse
 import time
 from typing import Any
 
-from counterexamples import multidraft
-from counterexamples.samplers import naive_resample as naive_fallback
-from counterexamples.samplers import residual, textbook
-from verifier.modes.symbolic import prove
-from verifier.modes.symbolic.lp import backend, fraction_only, solve_lp
+from specexact.counterexamples import multidraft
+from specexact.counterexamples.samplers import naive_resample as naive_fallback
+from specexact.counterexamples.samplers import residual, textbook
+from specexact.modes.symbolic import prove
+from specexact.modes.symbolic.lp import backend, fraction_only, solve_lp
 
 
 def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
@@ -69,7 +69,7 @@ def _backends(vocab_size: int) -> None:
     """The LPs of one textbook proof, replayed on the installed backend and on Fractions."""
     from unittest import mock
 
-    import verifier.modes.symbolic.region as region
+    import specexact.modes.symbolic.region as region
 
     recorded: list[tuple[Any, ...]] = []
     original = solve_lp
@@ -125,8 +125,8 @@ def main() -> None:
 
 def _step_row(label: str, name: str, vocab_size: int, horizon: int,
               merge: bool = True) -> float:
-    from counterexamples.steps import get_step_rule
-    from verifier.modes.symbolic import prove_step
+    from specexact.counterexamples.steps import get_step_rule
+    from specexact.modes.symbolic import prove_step
 
     start = time.perf_counter()
     result = prove_step(get_step_rule(name).rule, vocab_size, horizon, merge_subtrees=merge)

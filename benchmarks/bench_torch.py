@@ -3,7 +3,7 @@
 1. The textbook rule in torch (multinomial draft, ``torch.rand`` test,
    multinomial residual), one position, V = 50, continuous uniform: exact
    enumeration time divided by the enumeration time of
-   ``counterexamples.samplers.textbook`` on the same (p, q).  Target: <= 10x.
+   ``specexact.counterexamples.samplers.textbook`` on the same (p, q).  Target: <= 10x.
 2. A ``chain`` audit (vLLM-style torch verifier), k = 2, V = 3, horizon 3,
    through ``check_step``.  Target: under 10 s.
 
@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import torch
 
-from counterexamples.samplers import textbook
-from verifier.exact.engine import output_distribution
-from verifier.modes.torch_exact import torch_output_distribution, torch_step
-from verifier.steps.models import random_model_pair
-from verifier.steps.verdict import check_step
+from specexact.counterexamples.samplers import textbook
+from specexact.exact.engine import output_distribution
+from specexact.modes.torch_exact import torch_output_distribution, torch_step
+from specexact.steps.models import random_model_pair
+from specexact.steps.verdict import check_step
 
 
 def torch_textbook(p: torch.Tensor, q: torch.Tensor) -> Any:

@@ -5,7 +5,7 @@ token is ever returned), and the step law at each reachable prefix is
 enumerated by replaying the step from the start for every leaf of its choice
 tree, then composed by prefix length as the real engine does.  Uniforms are
 still compared exactly (a continuous draw has no finite list of values), so
-the only difference with ``verifier.decode_distribution`` is laziness and the
+the only difference with ``specexact.decode_distribution`` is laziness and the
 engine's bookkeeping.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from verifier.exact.random_source import ExactRandom
-from verifier.exact.tree import Budget, ChoiceTree, Chooser
+from specexact.exact.random_source import ExactRandom
+from specexact.exact.tree import Budget, ChoiceTree, Chooser
 
 __all__ = ["naive_decode_distribution"]
 

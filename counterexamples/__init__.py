@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from counterexamples.catalogue import Entry, SamplerWitness, StepWitness, catalogue, get
+from specexact.counterexamples.catalogue import Entry, SamplerWitness, StepWitness, catalogue, get
 
 __all__ = [
     "Entry",

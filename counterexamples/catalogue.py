@@ -1,11 +1,11 @@
 """The catalogue: named rules with their expected verdict and exact witness.
 
-Sampler rules live in :mod:`counterexamples.samplers` (one draft),
-:mod:`counterexamples.multidraft` (several drafts for one position) and
-:mod:`counterexamples.pipeline_rules` (mixed sampling pipelines); step rules
-come from :data:`counterexamples.steps.STEP_RULES` and cross-vocabulary rules from
-:data:`counterexamples.crossvocab_rules.CROSSVOCAB_RULES`.  The sampler witnesses
-are what the default search (:func:`properties.search_sampler`) shrank each
+Sampler rules live in :mod:`specexact.counterexamples.samplers` (one draft),
+:mod:`specexact.counterexamples.multidraft` (several drafts for one position) and
+:mod:`specexact.counterexamples.pipeline_rules` (mixed sampling pipelines); step rules
+come from :data:`specexact.counterexamples.steps.STEP_RULES` and cross-vocabulary rules from
+:data:`specexact.counterexamples.crossvocab_rules.CROSSVOCAB_RULES`.  The sampler witnesses
+are what the default search (:func:`specexact.properties.search_sampler`) shrank each
 failure to when the entry was written; ``tests/test_catalogue.py``
 re-verifies every witness exactly.
 """
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from counterexamples import multidraft, pipeline_rules
-from counterexamples import samplers as s
-from counterexamples.crossvocab_rules import CROSSVOCAB_RULES
-from counterexamples.lookup import by_name
-from counterexamples.new_algorithms import ALGORITHM_SAMPLER_RULES, ALGORITHM_STEP_RULES
-from counterexamples.processor_rules import PROCESSOR_RULES
-from counterexamples.steps import STEP_RULES
-from verifier.witness import SamplerWitness, StepWitness
+from specexact.counterexamples import multidraft, pipeline_rules
+from specexact.counterexamples import samplers as s
+from specexact.counterexamples.crossvocab_rules import CROSSVOCAB_RULES
+from specexact.counterexamples.lookup import by_name
+from specexact.counterexamples.new_algorithms import ALGORITHM_SAMPLER_RULES, ALGORITHM_STEP_RULES
+from specexact.counterexamples.processor_rules import PROCESSOR_RULES
+from specexact.counterexamples.steps import STEP_RULES
+from specexact.witness import SamplerWitness, StepWitness
 
 __all__ = ["Entry", "SamplerWitness", "StepWitness", "catalogue", "get"]
 
@@ -42,7 +42,7 @@ class Entry:
     ``lossy_by_design=True`` and ``max_tv``, the largest exact TV the search
     found (attained by ``witness``).  ``uniform_bits`` says the rule is
     judged with a grid uniform (pass it to the check or the search);
-    ``stateful`` step rules need :class:`~verifier.steps.models.CachedModel`
+    ``stateful`` step rules need :class:`~specexact.steps.models.CachedModel`
     models and ``target_kind="one-hot"`` rules are meant for one-hot
     (greedy) targets only.
     """

@@ -2,7 +2,7 @@
 
 Written against the step protocol ``step(target, draft, prefix, rng) ->
 tuple of tokens``.  The wrong variants each carry one bug from the
-reference sheet; their exact witnesses live in :mod:`counterexamples.steps`.
+reference sheet; their exact witnesses live in :mod:`specexact.counterexamples.steps`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from counterexamples.tree_steps import residual
+from specexact.counterexamples.tree_steps import residual
 
 __all__ = [
     "bonus_from_residual",
@@ -160,7 +160,7 @@ def greedy_verify_sampled(target: Any, draft: Any, prefix: tuple[int, ...], rng:
 
 def stateful_chain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any, *,
                    gamma: int = 2, rollback: bool = True) -> tuple[Any, ...]:
-    """The chain rule against stateful models (:class:`verifier.steps.models.CachedModel`).
+    """The chain rule against stateful models (:class:`specexact.steps.models.CachedModel`).
 
     Both caches hold ``prefix`` on entry.  The draft model is fed its own
     drafts; the target is fed the block (one pass, reading p_1..p_{gamma+1}

@@ -1,7 +1,7 @@
 """Cross-vocabulary rules for the catalogue, each with its exact witness.
 
-The steps are in :mod:`counterexamples.crossvocab_steps`.  Each witness is
-what the default search (:func:`properties.search_crossvocab`, as
+The steps are in :mod:`specexact.counterexamples.crossvocab_steps`.  Each witness is
+what the default search (:func:`specexact.properties.search_crossvocab`, as
 ``specexact audit --kind cross-vocab`` runs it) shrank the failure to;
 ``tests/test_crossvocab.py`` re-verifies every one exactly, and the
 catalogue audit re-finds them from scratch.
@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from counterexamples import crossvocab_steps as cv
-from counterexamples.lookup import by_name
-from verifier.crossvocab import CrossVocabWitness, context_free_model, table_model
+from specexact.counterexamples import crossvocab_steps as cv
+from specexact.counterexamples.lookup import by_name
+from specexact.crossvocab import CrossVocabWitness, context_free_model, table_model
 
 __all__ = ["CROSSVOCAB_RULES", "CrossVocabRule", "get_crossvocab_rule"]
 

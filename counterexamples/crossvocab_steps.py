@@ -1,6 +1,6 @@
 """Speculative decoding with a draft of another vocabulary: the rules, right and wrong.
 
-Each rule is a cross-vocabulary step (see :mod:`verifier.crossvocab.decode`):
+Each rule is a cross-vocabulary step (see :mod:`specexact.crossvocab.decode`):
 ``step(target, draft, prefix, rng) -> tuple of target ids``, with ``prefix``
 the target ids emitted so far.  The draft's context is the draft's canonical
 tokenization of the emitted text, followed by the draft's own tokens.
@@ -27,7 +27,7 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
-from verifier.crossvocab import continuation_law
+from specexact.crossvocab import continuation_law
 
 __all__ = [
     "slem",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from counterexamples.samplers import normalise, residual
+from specexact.counterexamples.samplers import normalise, residual
 
 __all__ = [
     "deterministic_tree",

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from counterexamples.samplers import normalise, residual
-from counterexamples.steps import StepRule, named_step
-from verifier.exact import enumerate_law
-from verifier.steps.models import ContextFreeModel
-from verifier.witness import SamplerWitness, StepWitness
+from specexact.counterexamples.samplers import normalise, residual
+from specexact.counterexamples.steps import StepRule, named_step
+from specexact.exact import enumerate_law
+from specexact.steps.models import ContextFreeModel
+from specexact.witness import SamplerWitness, StepWitness
 
 __all__ = [
     "ALGORITHM_SAMPLER_RULES",
@@ -506,7 +506,7 @@ def _spechub_joint(p: list[Fraction], q: list[Fraction], rng: Any
 
 def _rrs_joint(p: list[Fraction], q: list[Fraction], rng: Any
                ) -> tuple[Sequence[Any], Any]:
-    # counterexamples.multidraft.rrs_without_replacement, keeping its drafts apart from
+    # specexact.counterexamples.multidraft.rrs_without_replacement, keeping its drafts apart from
     # the fallback draw (q can run out before k drafts).
     r = list(p)
     drafts: list[Any] = []
@@ -534,7 +534,7 @@ def _acceptance(joint: Joint, p: Probs, q: Probs) -> Fraction:
 
 
 def _gap_rules() -> list[tuple[str, Joint, Callable[[Probs], SetLaw]]]:
-    from counterexamples import multidraft
+    from specexact.counterexamples import multidraft
 
     return [
         ("multiround-k2", _recorded(multidraft.multiround), iid_set_law),

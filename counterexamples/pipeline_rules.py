@@ -11,8 +11,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from counterexamples.samplers import residual
-from verifier.pipelines import Pipeline, Temperature, TopK
+from specexact.counterexamples.samplers import residual
+from specexact.pipelines import Pipeline, Temperature, TopK
 
 __all__ = [
     "DRAFT_FILTER",

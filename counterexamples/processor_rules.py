@@ -2,9 +2,9 @@
 reported in engines (reference sheet, section 7), each with its processor configuration.
 
 Every rule here is judged against the processed target's joint law under its
-``processors`` (a :class:`verifier.steps.processors.ProcessorPipeline`); the
+``processors`` (a :class:`specexact.steps.processors.ProcessorPipeline`); the
 wrong ones carry the exact witness the default search
-(:func:`properties.search_step` with those processors) shrank their failure to.
+(:func:`specexact.properties.search_step` with those processors) shrank their failure to.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from counterexamples import processor_steps as ps
-from counterexamples.chain_steps import chain
-from counterexamples.steps import StepRule, named_step
-from verifier.pipelines import MinP, TopK, TopP
-from verifier.steps.models import ContextFreeModel
-from verifier.steps.processors import (
+from specexact.counterexamples import processor_steps as ps
+from specexact.counterexamples.chain_steps import chain
+from specexact.counterexamples.steps import StepRule, named_step
+from specexact.pipelines import MinP, TopK, TopP
+from specexact.steps.models import ContextFreeModel
+from specexact.steps.processors import (
     NO_PROCESSORS,
     BadWords,
     FrequencyPenalty,
@@ -33,7 +33,7 @@ from verifier.steps.processors import (
     Stopping,
     TokenGrammar,
 )
-from verifier.witness import StepWitness
+from specexact.witness import StepWitness
 
 __all__ = ["CONFIGS", "PROCESSOR_RULES", "processed_step"]
 

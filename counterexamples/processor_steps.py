@@ -1,14 +1,14 @@
 """Chain steps around the sampler: processors with state, stopping, and how they go wrong.
 
 Each step follows the protocol ``step(target, draft, prefix, rng,
-processors=pipeline)`` (a :class:`verifier.steps.processors.ProcessorPipeline`):
+processors=pipeline)`` (a :class:`specexact.steps.processors.ProcessorPipeline`):
 the target to keep is the *processed* law after the emitted prefix, at every
 verified position and at the bonus position, and a sequence ends where the
 pipeline's stopping says.  The draft is left unprocessed: correctness only
 needs the ratio and the residual to use the law the draft really drew from.
 
 The wrong variants each carry one bug shape from public reports (reference
-sheet, section 7); their witnesses live in :mod:`counterexamples.processor_rules`.
+sheet, section 7); their witnesses live in :mod:`specexact.counterexamples.processor_rules`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from counterexamples.tree_steps import residual
-from verifier.steps.processors import NO_PROCESSORS, ProcessorPipeline, TokenGrammar
+from specexact.counterexamples.tree_steps import residual
+from specexact.steps.processors import NO_PROCESSORS, ProcessorPipeline, TokenGrammar
 
 __all__ = [
     "beam_draft",

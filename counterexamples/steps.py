@@ -3,7 +3,7 @@
 ``STEP_RULES`` lists each rule as a :class:`StepRule`; a wrong rule carries
 a :class:`StepWitness`: exact toy models and a horizon on which its joint law
 (or its cache) departs from the target's.  Every witness here was checked by
-:func:`verifier.check_step` (see ``tests/test_step_rules.py``).
+:func:`specexact.check_step` (see ``tests/test_step_rules.py``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from counterexamples import chain_steps, tree_steps
-from counterexamples.lookup import by_name
-from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
-from verifier.witness import StepWitness
+from specexact.counterexamples import chain_steps, tree_steps
+from specexact.counterexamples.lookup import by_name
+from specexact.steps.models import CachedModel, ContextFreeModel, TableModel
+from specexact.witness import StepWitness
 
 __all__ = ["STEP_RULES", "StepRule", "StepWitness", "get_step_rule", "named_step"]
 
@@ -26,7 +26,7 @@ __all__ = ["STEP_RULES", "StepRule", "StepWitness", "get_step_rule", "named_step
 class StepRule:
     """One multi-step rule: the step, whether it is lossless, why, and its witness.
 
-    ``stateful`` rules need :class:`~verifier.steps.models.CachedModel` models
+    ``stateful`` rules need :class:`~specexact.steps.models.CachedModel` models
     (wrap generated ones); ``target_kind == "one-hot"`` rules are lossless
     only for targets with one-hot rows (greedy decoding).
     """

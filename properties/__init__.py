@@ -1,14 +1,14 @@
 """Hypothesis strategies, exact properties and the counterexample search.
 
->>> from properties import search_sampler
->>> from counterexamples.samplers import naive_resample
+>>> from specexact.properties import search_sampler
+>>> from specexact.counterexamples.samplers import naive_resample
 >>> search_sampler(naive_resample).status
 'fail'
 """
 
 from __future__ import annotations
 
-from properties.crossvocab_search import (
+from specexact.properties.crossvocab_search import (
     DEFAULT_CROSSVOCAB_EXAMPLES,
     CrossVocabSpec,
     crossvocab_edge_cases,
@@ -16,16 +16,16 @@ from properties.crossvocab_search import (
     search_crossvocab,
     vocabularies,
 )
-from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
-from properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
-from properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
-from properties.minimal import Minimality, minimise_pair
-from properties.processor_search import (
+from specexact.properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from specexact.properties.float_hazards import FLOAT_HAZARDS, float_hazard_pairs
+from specexact.properties.float_search import DEFAULT_FLOAT_EXAMPLES, search_floats
+from specexact.properties.minimal import Minimality, minimise_pair
+from specexact.properties.processor_search import (
     PROCESSOR_PANEL,
     processor_pipelines,
     search_processed_step,
 )
-from properties.properties import (
+from specexact.properties.properties import (
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
     is_distribution_over_vocabulary,
@@ -36,8 +36,8 @@ from properties.properties import (
     preserves_target,
     textbook_acceptance,
 )
-from properties.runner import ExitReason, Phase
-from properties.search import (
+from specexact.properties.runner import ExitReason, Phase
+from specexact.properties.search import (
     DEFAULT_SAMPLER_EXAMPLES,
     DEFAULT_SAMPLER_VOCAB_SIZES,
     SamplerWitness,
@@ -46,15 +46,15 @@ from properties.search import (
     search_sampler,
     shrink_pair,
 )
-from properties.step_search import (
+from specexact.properties.step_search import (
     DEFAULT_STEP_EXAMPLES,
     StepWitness,
     choose_horizon,
     search_step,
     step_edge_cases,
 )
-from properties.step_strategies import STEP_MODEL_KINDS, model_pairs, model_specs
-from properties.strategies import (
+from specexact.properties.step_strategies import STEP_MODEL_KINDS, model_pairs, model_specs
+from specexact.properties.strategies import (
     PAIR_FAMILIES,
     TOKEN_RELATIONS,
     distributions,

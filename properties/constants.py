@@ -28,7 +28,7 @@ Probs = tuple[Fraction, ...]
 
 #: Modules whose own constants are not the code under test's (their closures are
 #: still followed: a wrapper of ours holds the user's function).
-_FOREIGN = ("verifier", "properties", "torch", "numpy", "sympy", "hypothesis", "scipy",
+_FOREIGN = ("specexact", "torch", "numpy", "sympy", "hypothesis", "scipy",
             "fractions", "math", "random", "builtins", "functools")
 
 #: Thresholds read from ``torch.finfo(...)`` / ``np.finfo(...)`` attributes: float32's.

@@ -7,7 +7,7 @@ normalised exactly; random rows put mass on non-canonical tokenizations as
 a matter of course.  Shrinking goes to a shorter horizon, fewer overrides,
 fewer multi-character tokens, a shorter alphabet, then smaller weights.
 
-The search is the one runner (:func:`properties.runner.search`): hand-picked
+The search is the one runner (:func:`specexact.properties.runner.search`): hand-picked
 vocabulary pairs first (a draft lacking a target token, a draft with a
 token the target lacks, ids permuted between the two, a three-character
 token), then a seeded Hypothesis search, then shrinking.
@@ -24,9 +24,7 @@ from typing import Any
 from hypothesis import settings as Settings
 from hypothesis import strategies as st
 
-from properties.runner import Adapter, Progress, SearchResult, rule_key, search, with_variants
-from properties.strategies import vocab_range
-from verifier.crossvocab import (
+from specexact.crossvocab import (
     CrossVocabVerdict,
     CrossVocabWitness,
     VocabModel,
@@ -35,9 +33,18 @@ from verifier.crossvocab import (
     context_free_model,
     table_model,
 )
-from verifier.errors import InvalidArgument
-from verifier.exact.tree import Budget
-from verifier.validation import check_integer
+from specexact.errors import InvalidArgument
+from specexact.exact.tree import Budget
+from specexact.properties.runner import (
+    Adapter,
+    Progress,
+    SearchResult,
+    rule_key,
+    search,
+    with_variants,
+)
+from specexact.properties.strategies import vocab_range
+from specexact.validation import check_integer
 
 __all__ = [
     "DEFAULT_CROSSVOCAB_EXAMPLES",
@@ -299,7 +306,7 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
 
     ``vocab_sizes`` bounds the number of tokens of each vocabulary,
     ``alphabet_sizes`` the number of characters.  The witness is a
-    :class:`~verifier.crossvocab.CrossVocabWitness` (with its ``spec``).
+    :class:`~specexact.crossvocab.CrossVocabWitness` (with its ``spec``).
     ``support_variants`` are ``(step, uniform_bits)`` pairs judged after the
     exact check passes, for crashes and support violations only.
     """

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from properties.constants import constant_pairs
+from specexact.properties.constants import constant_pairs
 
 __all__ = ["EDGE_FAMILIES", "sampler_edge_cases"]
 
@@ -99,7 +99,7 @@ def sampler_edge_cases(low: int, high: int, constants: Sequence[Fraction] = ()
 
     Vocabulary 3 is always included when the range reaches it, and the
     sheet's examples come first; pairs at the code's ``constants``
-    (:func:`properties.constants.constant_pairs`) come last.
+    (:func:`specexact.properties.constants.constant_pairs`) come last.
     """
     seen: set[tuple[Probs, Probs]] = set()
     out: list[tuple[Probs, Probs]] = []

@@ -13,7 +13,7 @@ draws rows of exactly representable floats of one format (``float64`` or
 * ``subnormal``: an entry that is a subnormal number, the other row 0 there.
 
 Each row sums to 1 within rounding; float mode judges it against its own
-normalisation (:func:`verifier.modes.floats.check_floats`).
+normalisation (:func:`specexact.modes.floats.check_floats`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from verifier.errors import InvalidArgument
+from specexact.errors import InvalidArgument
 
 __all__ = ["FLOAT_HAZARDS", "float_hazard_edge_cases", "float_hazard_pairs", "rounded_row"]
 

@@ -1,9 +1,9 @@
 """Searching float code for counterexamples: the sampler search with float-mode verdicts.
 
-Each case is judged by :func:`verifier.modes.floats.check_floats`, which
+Each case is judged by :func:`specexact.modes.floats.check_floats`, which
 splits a deviation into rounding (passes, reported) and structure (fails);
 the cases, the Hypothesis search and the shrinking are those of
-:func:`properties.search_sampler`.
+:func:`specexact.properties.search_sampler`.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
-from properties.constants import code_constants
-from properties.float_hazards import (
+from specexact.exact.tree import Budget
+from specexact.modes.floats import FloatVerdict, check_float_options, check_floats
+from specexact.properties.constants import code_constants
+from specexact.properties.float_hazards import (
     FLOAT_HAZARDS,
     float_hazard_edge_cases,
     float_hazard_pairs,
 )
-from properties.runner import Progress, SearchResult, rule_key
-from properties.search import DEFAULT_SAMPLER_VOCAB_SIZES, Pair, pair_search
-from properties.strategies import vocab_range
-from verifier.exact.tree import Budget
-from verifier.modes.floats import FloatVerdict, check_float_options, check_floats
+from specexact.properties.runner import Progress, SearchResult, rule_key
+from specexact.properties.search import DEFAULT_SAMPLER_VOCAB_SIZES, Pair, pair_search
+from specexact.properties.strategies import vocab_range
 
 __all__ = ["DEFAULT_FLOAT_EXAMPLES", "search_floats"]
 
@@ -42,8 +42,8 @@ def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = F
     ``arrays`` (numpy arrays instead of Python floats) say what the sampler
     is handed; ``uniform_bits=K`` draws ``rng.random()`` from the K-bit grid
     (with ``fmt=None``: the grid mode).  The verdict of a failure is a
-    :class:`~verifier.modes.floats.FloatVerdict`; other options as for
-    :func:`properties.search_sampler`.
+    :class:`~specexact.modes.floats.FloatVerdict`; other options as for
+    :func:`specexact.properties.search_sampler`.
 
     >>> def naive(p, q, rng):
     ...     x = rng.categorical(q)

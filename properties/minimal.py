@@ -1,6 +1,6 @@
 """Exactly minimal sampler witnesses: smallest vocabulary, then smallest largest denominator.
 
-Greedy shrinking (:func:`properties.search.shrink_pair`) gives a small
+Greedy shrinking (:func:`specexact.properties.search.shrink_pair`) gives a small
 witness, not a minimal one.  :func:`minimise_pair` then enumerates, in
 order, every (p, q) over a smaller vocabulary whose entries have
 denominators up to the witness's largest, and every pair over the

@@ -17,10 +17,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from properties.runner import SearchResult
-from properties.step_search import search_step
-from verifier.pipelines import MinP, TopK, TopP
-from verifier.steps.processors import (
+from specexact.pipelines import MinP, TopK, TopP
+from specexact.properties.runner import SearchResult
+from specexact.properties.step_search import search_step
+from specexact.steps.processors import (
     BadWords,
     FrequencyPenalty,
     LogitBias,
@@ -57,11 +57,11 @@ PROCESSOR_PANEL: tuple[tuple[str, ProcessorPipeline], ...] = (
 def search_processed_step(step: Any, *,
                           panel: Sequence[tuple[str, ProcessorPipeline]] = PROCESSOR_PANEL,
                           **options: Any) -> SearchResult:
-    """:func:`properties.search_step` under each pipeline of ``panel`` in turn.
+    """:func:`specexact.properties.search_step` under each pipeline of ``panel`` in turn.
 
     Returns the first failure (its witness carries the pipeline), an undecided result
     as soon as one pipeline is undecided, else a pass whose coverage names every
-    pipeline.  ``options`` are :func:`~properties.search_step`'s.
+    pipeline.  ``options`` are :func:`~specexact.properties.search_step`'s.
     """
     cases = 0
     passed: list[SearchResult] = []

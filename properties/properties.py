@@ -3,7 +3,7 @@
 Each takes exact inputs and returns a bool (or an exact number), so it can
 be used directly in a Hypothesis test:
 
->>> from counterexamples.samplers import textbook
+>>> from specexact.counterexamples.samplers import textbook
 >>> preserves_target(textbook, ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"])
 True
 """
@@ -14,18 +14,18 @@ from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.distribution import Distribution, total_variation
-from verifier.exact.engine import enumerate_law
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import check_sampler
-from verifier.numbers import as_distribution
-from verifier.steps.efficiency import (
+from specexact.distribution import Distribution, total_variation
+from specexact.exact.engine import enumerate_law
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import check_sampler
+from specexact.numbers import as_distribution
+from specexact.steps.efficiency import (
     acceptance_upper_bound,
     draft_law_iid,
     iid_acceptance,
     iid_expected_tokens,
 )
-from verifier.steps.verdict import check_step
+from specexact.steps.verdict import check_step
 
 __all__ = [
     "acceptance_is_one_minus_tv",

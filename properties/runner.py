@@ -25,9 +25,9 @@ import hypothesis
 from hypothesis import HealthCheck, Verbosity, given
 from hypothesis import settings as Settings
 
-from verifier.errors import BudgetExceeded, Undecided
-from verifier.exact.verdict import support_finding
-from verifier.validation import check_integer
+from specexact.errors import BudgetExceeded, Undecided
+from specexact.exact.verdict import support_finding
+from specexact.validation import check_integer
 
 __all__ = [
     "Adapter",
@@ -90,7 +90,7 @@ class SearchResult:
     #: Step searches: the horizon every case was judged at.
     horizon: int | None = None
     #: What is proven about the witness's minimality (a
-    #: :class:`properties.minimal.Minimality`), None when it was only shrunk greedily.
+    #: :class:`specexact.properties.minimal.Minimality`), None when it was only shrunk greedily.
     minimality: Any = None
 
     @property
@@ -138,7 +138,7 @@ class Adapter(Generic[C]):
     """One kind of search: what a case is, how it is checked, generated and shrunk.
 
     ``check(case)`` returns a verdict with ``passed`` (or raises
-    :class:`~verifier.errors.Undecided`); ``shrink(case, fails)`` returns a
+    :class:`~specexact.errors.Undecided`); ``shrink(case, fails)`` returns a
     simpler failing case, where ``fails(candidate)`` is truthy when the
     candidate still fails; ``score(verdict)`` is the value Hypothesis's
     target phase climbs on a failing case (None: no target phase).

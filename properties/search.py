@@ -3,7 +3,7 @@
 :func:`search_sampler` answers "is this rule right at all?" for a sampler:
 it checks the hand-picked edge cases, runs a seeded Hypothesis search over
 exact (p, q) pairs, and shrinks the first failure to a small exact witness
-(:func:`shrink_pair`), all through :func:`properties.runner.run_search`.
+(:func:`shrink_pair`), all through :func:`specexact.properties.runner.run_search`.
 Every case is an exact enumeration, so a failure is a proof of bias and a
 pass means "no bias in any of the N exact cases covered".
 """
@@ -19,10 +19,13 @@ import hypothesis
 from hypothesis import Verbosity
 from hypothesis import settings as Settings
 
-from properties.constants import code_constants, constant_pairs, constants_family
-from properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
-from properties.minimal import minimise_pair
-from properties.runner import (
+from specexact.errors import Undecided
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import Verdict, check_sampler
+from specexact.properties.constants import code_constants, constant_pairs, constants_family
+from specexact.properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from specexact.properties.minimal import minimise_pair
+from specexact.properties.runner import (
     Adapter,
     Progress,
     SearchResult,
@@ -33,12 +36,9 @@ from properties.runner import (
     tv_score,
     with_variants,
 )
-from properties.strategies import PAIR_FAMILIES, pq_pairs, vocab_range
-from verifier.errors import Undecided
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import Verdict, check_sampler
-from verifier.validation import check_integer
-from verifier.witness import SamplerWitness
+from specexact.properties.strategies import PAIR_FAMILIES, pq_pairs, vocab_range
+from specexact.validation import check_integer
+from specexact.witness import SamplerWitness
 
 __all__ = [
     "DEFAULT_SAMPLER_EXAMPLES",
@@ -151,12 +151,12 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
     """The search over exact (p, q) pairs that sampler and float audits share.
 
     ``check(pair)`` returns a verdict with ``passed`` (an exact
-    :class:`~verifier.Verdict`, a float-mode verdict); the witness of a
-    failure is a :class:`~verifier.witness.SamplerWitness`.  ``extra`` is
+    :class:`~specexact.Verdict`, a float-mode verdict); the witness of a
+    failure is a :class:`~specexact.witness.SamplerWitness`.  ``extra`` is
     ``(edge cases, strategy, label)`` of more cases (float rows with rounding
     hazards): its edge cases follow the others, its strategy is drawn as
     often as the exact pairs.  ``constants`` are the code's thresholds
-    (:func:`properties.constants.code_constants`): pairs on them join the edge cases.
+    (:func:`specexact.properties.constants.code_constants`): pairs on them join the edge cases.
     """
     edge = sampler_edge_cases(low, high, constants)
     strategy: Any = pq_pairs(vocab_sizes=(low, high))
@@ -197,7 +197,7 @@ def search_sampler(sampler: Any, *,
     invalid ids only (rounding of a grid uniform is not a finding): the same
     code under float32 uniforms, say.
 
-    >>> from counterexamples.samplers import naive_resample
+    >>> from specexact.counterexamples.samplers import naive_resample
     >>> result = search_sampler(naive_resample)
     >>> result.status, result.witness.p, result.witness.q
     ('fail', (Fraction(1, 2), Fraction(1, 2)), (Fraction(0, 1), Fraction(1, 1)))

@@ -1,10 +1,10 @@
 """Searching for exact counterexamples to a decoding step's joint law.
 
-The same run as :func:`properties.search_sampler` (:func:`properties.runner.run_search`),
-with models for cases: hand-picked model pairs
+The same run as :func:`specexact.properties.search_sampler`
+(:func:`specexact.properties.runner.run_search`), with models for cases: hand-picked model pairs
 first (context-free pairs from the sampler edge cases, and context-dependent
 ones where the target changes after one token), then a seeded Hypothesis
-search over :class:`~properties.step_strategies.ModelSpec`, then shrinking:
+search over :class:`~specexact.properties.step_strategies.ModelSpec`, then shrinking:
 a shorter horizon, fewer prefix overrides, then simpler rows.
 """
 
@@ -18,9 +18,11 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
-from properties.constants import code_constants, constant_pairs, constants_family
-from properties.edge_cases import sampler_edge_cases
-from properties.runner import (
+from specexact.errors import SpecexactError
+from specexact.exact.tree import Budget
+from specexact.properties.constants import code_constants, constant_pairs, constants_family
+from specexact.properties.edge_cases import sampler_edge_cases
+from specexact.properties.runner import (
     Adapter,
     Progress,
     SearchResult,
@@ -28,16 +30,14 @@ from properties.runner import (
     search,
     with_variants,
 )
-from properties.search import shrink_pair
-from properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
-from properties.strategies import vocab_range
-from verifier.errors import SpecexactError
-from verifier.exact.tree import Budget
-from verifier.steps import step_law
-from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
-from verifier.steps.verdict import StepVerdict, check_step
-from verifier.validation import check_integer
-from verifier.witness import StepWitness
+from specexact.properties.search import shrink_pair
+from specexact.properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
+from specexact.properties.strategies import vocab_range
+from specexact.steps import step_law
+from specexact.steps.processors import ProcessorPipeline, ProcessorsExhausted
+from specexact.steps.verdict import StepVerdict, check_step
+from specexact.validation import check_integer
+from specexact.witness import StepWitness
 
 __all__ = [
     "DEFAULT_STEP_EXAMPLES",
@@ -219,14 +219,14 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
     repeatedly from the empty prefix) with the target's own; ``horizon``
     None chooses it from the step (:func:`choose_horizon`: its longest
     output on the edge cases, within 3..4), and the coverage sentence says so.  ``stateful``
-    wraps the models in :class:`~verifier.steps.models.CachedModel` (steps using
+    wraps the models in :class:`~specexact.steps.models.CachedModel` (steps using
     the cache interface); ``one_hot_target`` draws one-hot target rows only
     (greedy rules); ``kinds`` restricts the row families.  The witness has
     ``target``, ``draft``, ``horizon`` (and the compact ``spec``).
     ``support_variants`` are ``(step, uniform_bits)`` pairs judged after the
     exact check passes, for crashes, cache divergence, support violations and
-    invalid ids only (see :func:`properties.search_sampler`).  ``processors`` (a
-    :class:`~verifier.steps.processors.ProcessorPipeline`) makes the reference the
+    invalid ids only (see :func:`specexact.properties.search_sampler`).  ``processors`` (a
+    :class:`~specexact.steps.processors.ProcessorPipeline`) makes the reference the
     processed target's law with its stopping; models on which the processors leave
     no token on the target's own path have no such law and are skipped.
     """

@@ -4,8 +4,8 @@ A :class:`ModelSpec` is a default (p, q) row pair used after every prefix,
 plus a few overrides at short prefixes: context-free models have none, and
 shrinking removes overrides first, so witnesses come out context-free when
 the bug allows it.  ``spec.models()`` builds the exact models
-(:class:`~verifier.steps.models.ContextFreeModel` / :class:`~verifier.steps.models.TableModel`,
-wrapped in :class:`~verifier.steps.models.CachedModel` for stateful steps).
+(:class:`~specexact.steps.models.ContextFreeModel` / :class:`~specexact.steps.models.TableModel`,
+wrapped in :class:`~specexact.steps.models.CachedModel` for stateful steps).
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from properties.strategies import _BUILDERS, PAIR_FAMILIES, vocab_range
-from verifier.errors import InvalidArgument
-from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
-from verifier.validation import check_integer
+from specexact.errors import InvalidArgument
+from specexact.properties.strategies import _BUILDERS, PAIR_FAMILIES, vocab_range
+from specexact.steps.models import CachedModel, ContextFreeModel, TableModel
+from specexact.validation import check_integer
 
 __all__ = ["STEP_MODEL_KINDS", "ModelSpec", "model_pairs", "model_specs"]
 
 Probs = tuple[Fraction, ...]
 Prefix = tuple[int, ...]
 
-#: Row families for step models (the pair families of :func:`properties.strategies.pq_pairs`).
+#: Row families for step models (the pair families of
+#: :func:`specexact.properties.strategies.pq_pairs`).
 STEP_MODEL_KINDS = PAIR_FAMILIES
 
 

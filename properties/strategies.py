@@ -16,9 +16,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from verifier.errors import InvalidArgument
-from verifier.pipelines import Pipeline, sampling_pipeline
-from verifier.validation import check_integer
+from specexact.errors import InvalidArgument
+from specexact.pipelines import Pipeline, sampling_pipeline
+from specexact.validation import check_integer
 
 __all__ = [
     "PAIR_FAMILIES",

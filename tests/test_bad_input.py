@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from verifier import (
+from specexact import (
     Budget,
     BudgetExceeded,
     HiddenRandomness,

@@ -7,9 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-import counterexamples
-from counterexamples import Entry, catalogue, get
-from verifier import check_crossvocab_step, check_sampler, check_step
+from specexact import check_crossvocab_step, check_sampler, check_step, counterexamples
+from specexact.counterexamples import Entry, catalogue, get
 
 ENTRIES = catalogue()
 WITH_WITNESS = [e for e in ENTRIES if e.witness is not None]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from verifier import output_distribution
-from verifier.doors.audit import detect_kind, parse_vocab_sizes
-from verifier.doors.cli import main
-from verifier.doors.cli.progress import Progress
-from verifier.errors import InvalidArgument
+from specexact import output_distribution
+from specexact.doors.audit import detect_kind, parse_vocab_sizes
+from specexact.doors.cli import main
+from specexact.doors.cli.progress import Progress
+from specexact.errors import InvalidArgument
 
 SAMPLERS = '''
 import random
@@ -285,9 +285,9 @@ def test_a_typo_in_the_function_suggests_near_misses(samplers):
 
 
 def test_a_typo_in_the_module_exits_2():
-    code, data = run_json("audit", "counterexamples.samplerz:textbook")
+    code, data = run_json("audit", "specexact.counterexamples.samplerz:textbook")
     assert code == 2
-    assert "counterexamples.samplerz" in data["error"]
+    assert "specexact.counterexamples.samplerz" in data["error"]
 
 
 def test_a_file_that_fails_to_import_exits_2(tmp_path):
@@ -461,7 +461,7 @@ def test_progress_only_on_a_terminal():
 
 
 def test_catalogue_lists_every_rule():
-    from counterexamples import catalogue
+    from specexact.counterexamples import catalogue
 
     code, out, _ = run("catalogue")
     assert code == 0
@@ -492,7 +492,7 @@ def test_explain_suggests_near_names():
 
 def test_console_script_runs():
     script = Path(sys.executable).with_name("specexact")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "verifier.doors.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "specexact.doors.cli"]
     done = subprocess.run([*command, "explain", "naive-resample"], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert done.returncode == 0, done.stderr
@@ -683,8 +683,8 @@ def test_a_lossless_step_passes_and_its_kind_is_read_from_the_signature(steps):
 
 
 def test_a_joint_law_bug_fails_with_replayable_models(steps):
-    from verifier import decode_distribution
-    from verifier.steps.models import TableModel
+    from specexact import decode_distribution
+    from specexact.steps.models import TableModel
 
     code, data = run_json("audit", target(steps, "one_uniform"))
     assert code == 1
@@ -749,7 +749,7 @@ def test_kind_sampler_overrides_a_step_signature(steps):
 
 
 def test_audit_without_target_checks_the_whole_catalogue():
-    from counterexamples import catalogue
+    from specexact.counterexamples import catalogue
 
     code, data = run_json("audit", "--jobs", "2")
     assert code == 0, [r for r in data["rules"] if not r["match"]]
@@ -762,7 +762,7 @@ def test_audit_without_target_checks_the_whole_catalogue():
 def test_audit_without_target_reports_a_mismatch(monkeypatch):
     from types import SimpleNamespace
 
-    from verifier.doors.cli import catalogue_cmd
+    from specexact.doors.cli import catalogue_cmd
 
     def naive(p, q, rng):
         x = rng.categorical(q)

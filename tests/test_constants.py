@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from properties import search_sampler, search_step
-from properties.constants import code_constants, constant_pairs, constants_family
+from specexact.properties import search_sampler, search_step
+from specexact.properties.constants import code_constants, constant_pairs, constants_family
 
 THRESHOLD = 2e-4
 
@@ -134,7 +134,7 @@ def test_constants_held_by_objects_dicts_and_classes_are_found() -> None:
 
 def test_a_wrapper_of_ours_is_followed_to_the_users_code() -> None:
     torch = pytest.importorskip("torch")
-    from verifier.modes.torch_exact import torch_rng_sampler
+    from specexact.modes.torch_exact import torch_rng_sampler
 
     def kernel(p: Any, q: Any) -> Any:
         return torch.multinomial(q if q.min() > 1e-6 else p, 1)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from counterexamples import crossvocab_steps as cv
-from verifier import (
+from specexact import (
     InvalidArgument,
     InvalidDistribution,
     assert_crossvocab_preserves_target,
@@ -18,7 +17,8 @@ from verifier import (
     crossvocab_efficiency,
     target_text_law,
 )
-from verifier.crossvocab import (
+from specexact.counterexamples import crossvocab_steps as cv
+from specexact.crossvocab import (
     VocabModel,
     Vocabulary,
     context_free_model,
@@ -30,7 +30,7 @@ from verifier.crossvocab import (
     shared_tokens,
     table_model,
 )
-from verifier.doors.cli import main
+from specexact.doors.cli import main
 
 pytest_plugins = ["pytester"]
 
@@ -194,7 +194,7 @@ def test_efficiency_is_exact_target_tokens_per_call():
 
 
 RULES = '''
-from counterexamples.crossvocab_steps import slem, tli_unnormalised_q
+from specexact.counterexamples.crossvocab_steps import slem, tli_unnormalised_q
 
 
 def good(target, draft, prefix, rng):
@@ -258,8 +258,8 @@ def test_assertion_helper():
 def test_plugin_marker_reaches_the_cross_vocabulary_helper(pytester: pytest.Pytester):
     pytester.makepyfile(test_cv='''
         import pytest
-        from verifier import assert_crossvocab_preserves_target
-        from counterexamples.crossvocab_steps import slrs
+        from specexact import assert_crossvocab_preserves_target
+        from specexact.counterexamples.crossvocab_steps import slrs
 
         @pytest.mark.specexact(examples=3, horizon=2)
         def test_slrs():
@@ -270,7 +270,7 @@ def test_plugin_marker_reaches_the_cross_vocabulary_helper(pytester: pytest.Pyte
 
 
 def test_a_time_budget_covers_the_targets_own_law():
-    from verifier import Budget, BudgetExceeded
+    from specexact import Budget, BudgetExceeded
 
     m = context_free_model(V, ["1/3", "1/3", "1/3"])
     with pytest.raises(BudgetExceeded, match="max_seconds"):
@@ -278,7 +278,7 @@ def test_a_time_budget_covers_the_targets_own_law():
 
 
 def test_a_cross_vocabulary_step_audited_as_a_step_says_so():
-    from verifier import check_step, random_model_pair
+    from specexact import check_step, random_model_pair
 
     t, d = random_model_pair(2)
     verdict = check_step(cv.tli, t, d, 2)
@@ -291,7 +291,7 @@ def test_a_cross_vocabulary_step_audited_as_a_step_says_so():
 def test_strategies_draw_valid_vocabularies_and_models():
     from hypothesis import find, given, settings
 
-    from properties import crossvocab_specs, vocabularies
+    from specexact.properties import crossvocab_specs, vocabularies
 
     @settings(max_examples=40, database=None, deadline=None)
     @given(vocabularies(alphabet_sizes=(1, 3), vocab_sizes=(2, 5)),
@@ -314,7 +314,7 @@ def test_strategies_draw_valid_vocabularies_and_models():
 @pytest.mark.parametrize("kwargs", [{"alphabet_sizes": (1, 4)}, {"vocab_sizes": (0, 2)},
                                     {"max_length": 0}])
 def test_strategy_options_are_checked(kwargs):
-    from properties import crossvocab_specs
+    from specexact.properties import crossvocab_specs
 
     with pytest.raises(InvalidArgument):
         crossvocab_specs(**kwargs)

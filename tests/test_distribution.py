@@ -6,8 +6,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from verifier import Distribution, InvalidToken, compare_laws, total_variation
-from verifier.exact.verdict import check_sampler
+from specexact import Distribution, InvalidToken, compare_laws, total_variation
+from specexact.exact.verdict import check_sampler
 
 
 def test_distribution_is_an_immutable_sorted_mapping():

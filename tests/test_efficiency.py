@@ -7,8 +7,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from counterexamples import chain_steps, tree_steps
-from verifier import (
+from specexact import (
     ContextFreeModel,
     InvalidArgument,
     acceptance_upper_bound,
@@ -18,6 +17,7 @@ from verifier import (
     iid_expected_tokens,
     step_efficiency,
 )
+from specexact.counterexamples import chain_steps, tree_steps
 
 PAIRS = [
     (("1/3", "2/3"), ("2/3", "1/3")),

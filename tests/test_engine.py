@@ -6,7 +6,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from verifier import Budget, Distribution, output_distribution
+from specexact import Budget, Distribution, output_distribution
 
 P3 = ["1/5", "1/2", "3/10"]
 Q3 = ["1/2", "3/10", "1/5"]

@@ -8,7 +8,7 @@ import types
 import pytest
 
 
-@pytest.mark.parametrize("name", ["verifier", "properties", "counterexamples"])
+@pytest.mark.parametrize("name", ["specexact", "specexact.properties", "specexact.counterexamples"])
 def test_all_is_exactly_the_public_api(name):
     module = importlib.import_module(name)
     exported = set(module.__all__)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from verifier import InvalidArgument, InvalidDistribution, Undecided
-from verifier.modes.exact_scalar import ExactScalar, exact_inputs, float_casts
-from verifier.modes.floats import check_floats, float_tolerance
+from specexact import InvalidArgument, InvalidDistribution, Undecided
+from specexact.modes.exact_scalar import ExactScalar, exact_inputs, float_casts
+from specexact.modes.floats import check_floats, float_tolerance
 
 np = pytest.importorskip("numpy")
 
@@ -313,7 +313,7 @@ def test_float_rows_not_summing_to_one_are_judged_against_their_normalisation() 
 
 def test_an_all_zero_residual_after_rounding_is_a_crash() -> None:
     """p <= q at every token after rounding, p != q: the residual is 0/0."""
-    from properties.float_hazards import float_hazard_edge_cases
+    from specexact.properties.float_hazards import float_hazard_edge_cases
 
     p, q = float_hazard_edge_cases(2, 2, "float64")[0]  # q-above
     assert all(a <= b for a, b in zip(p, q, strict=True)) and p != q

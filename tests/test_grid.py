@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from verifier import InvalidArgument, check_sampler, enumerate_law, output_distribution
-from verifier.modes.floats import check_grid, grid_tolerance
+from specexact import InvalidArgument, check_sampler, enumerate_law, output_distribution
+from specexact.modes.floats import check_grid, grid_tolerance
 
 F = Fraction
 

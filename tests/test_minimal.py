@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from counterexamples import get
-from properties import search_sampler
-from properties.minimal import farey, minimise_pair, rows_with_denominators
-from verifier import check_sampler
+from specexact import check_sampler
+from specexact.counterexamples import get
+from specexact.properties import search_sampler
+from specexact.properties.minimal import farey, minimise_pair, rows_with_denominators
 
 
 def test_farey_and_rows_are_complete():

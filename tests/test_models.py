@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from verifier import (
+from specexact import (
     CachedModel,
     ContextFreeModel,
     InvalidArgument,
@@ -19,7 +19,7 @@ from verifier import (
     decode_distribution,
     random_model_pair,
 )
-from verifier.steps.models import MODEL_KINDS, format_prefix
+from specexact.steps.models import MODEL_KINDS, format_prefix
 
 
 def test_context_free_model_ignores_the_prefix() -> None:
@@ -142,7 +142,7 @@ def test_format_prefix() -> None:
 
 
 def test_a_deferred_list_is_looked_up_once_on_first_use_and_behaves_as_a_list():
-    from verifier.steps import DeferredList
+    from specexact.steps import DeferredList
 
     loads = []
 

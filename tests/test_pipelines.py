@@ -7,9 +7,9 @@ from fractions import Fraction as F
 import pytest
 from hypothesis import given, settings
 
-from properties import distributions, pipelines
-from verifier import InvalidArgument, InvalidDistribution
-from verifier.pipelines import MinP, Pipeline, Temperature, TopK, TopP, sampling_pipeline
+from specexact import InvalidArgument, InvalidDistribution
+from specexact.pipelines import MinP, Pipeline, Temperature, TopK, TopP, sampling_pipeline
+from specexact.properties import distributions, pipelines
 
 
 def fs(*xs: str) -> tuple[F, ...]:

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
-from verifier import assert_preserves_target, assert_step_preserves_target
-from verifier.doors.assertions import option_defaults
-from verifier.errors import HiddenRandomness, InvalidArgument
+from specexact import assert_preserves_target, assert_step_preserves_target
+from specexact.doors.assertions import option_defaults
+from specexact.errors import HiddenRandomness, InvalidArgument
 
 pytest_plugins = ["pytester"]
 
@@ -52,7 +52,7 @@ def rules(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
 
 def test_a_passing_sampler(rules):
     rules.makepyfile(test_ok='''
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import textbook
 
         def test_textbook():
@@ -65,7 +65,7 @@ def test_a_passing_sampler(rules):
 
 def test_a_failing_sampler_shows_the_exact_witness(rules):
     rules.makepyfile(test_bad='''
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import naive
 
         def test_naive():
@@ -85,7 +85,7 @@ def test_a_failing_sampler_shows_the_exact_witness(rules):
 
 def test_command_line_options_are_respected(rules):
     rules.makepyfile(test_opts='''
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import textbook, wrong_from_three
 
         def test_options_reach_the_audit():
@@ -114,7 +114,7 @@ def test_ini_settings_and_command_line_precedence(rules, monkeypatch):
     ''')
     rules.makepyfile(test_ini='''
         import os
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import textbook
 
         def test_ini():
@@ -134,7 +134,7 @@ def test_ini_settings_and_command_line_precedence(rules, monkeypatch):
 def test_marker_sets_defaults_for_one_test(rules):
     rules.makepyfile(test_marker='''
         import pytest
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import wrong_from_three
 
         @pytest.mark.specexact(vocab_sizes=(2, 2), examples=5)
@@ -150,7 +150,7 @@ def test_marker_sets_defaults_for_one_test(rules):
 
 def test_hypothesis_seed_seeds_the_search(rules):
     rules.makepyfile(test_seed='''
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import textbook
 
         def test_seed():
@@ -165,7 +165,7 @@ def test_hypothesis_profile_reaches_the_search(rules):
         settings.register_profile("tiny", max_examples=3, database=None)
     ''')
     rules.makepyfile(test_profile='''
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import textbook
 
         def test_profile():
@@ -177,7 +177,7 @@ def test_hypothesis_profile_reaches_the_search(rules):
 
 def test_undecided_never_passes(rules):
     rules.makepyfile(test_hidden='''
-        from verifier import assert_preserves_target
+        from specexact import assert_preserves_target
         from rules import hidden
 
         def test_hidden():
@@ -190,7 +190,7 @@ def test_undecided_never_passes(rules):
 
 def test_distribution_comparison_shows_an_exact_diff(rules):
     rules.makepyfile(test_repr='''
-        from verifier import output_distribution
+        from specexact import output_distribution
         from rules import naive
 
         def test_law():
@@ -275,7 +275,7 @@ def test_a_step_cannot_be_audited_as_a_sampler():
 def test_assert_step_preserves_target_passes_and_fails():
     from functools import partial
 
-    from counterexamples.chain_steps import chain, shared_uniform
+    from specexact.counterexamples.chain_steps import chain, shared_uniform
 
     result = assert_step_preserves_target(partial(chain, gamma=2), examples=5)
     assert result.passed and result.kind == "step"
@@ -291,7 +291,7 @@ def test_assert_step_preserves_target_passes_and_fails():
 def test_step_horizon_option_is_respected():
     from functools import partial
 
-    from counterexamples.chain_steps import shared_uniform
+    from specexact.counterexamples.chain_steps import shared_uniform
 
     # the first token's marginal is right: horizon 1 cannot see the bug
     result = assert_step_preserves_target(partial(shared_uniform, gamma=2), horizon=1,

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from verifier import (
+from specexact import (
     InvalidArgument,
     SeededRandom,
     output_distribution,
     samples_needed,
     test_power,
 )
-from verifier.doors.cli import main
-from verifier.modes.power import TEST_DESIGNS
+from specexact.doors.cli import main
+from specexact.modes.power import TEST_DESIGNS
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("scipy")
@@ -93,7 +93,7 @@ def _decides(test: str, counts: Any, p: list[str]) -> bool:
     statistical audit's own G-test on one case at level 0.01."""
     from scipy.stats import chisquare
 
-    from verifier.modes.statistical import Case, Draws, judge_counts
+    from specexact.modes.statistical import Case, Draws, judge_counts
 
     n = int(counts.sum())
     if test == "chi2":
@@ -126,7 +126,7 @@ def _direct(rule: Any, p: list[str], q: list[str], test: str, sizes: tuple[int, 
 def test_power_agrees_with_a_direct_simulation(name: str, p: list[str], q: list[str],
                                                test: str, sizes: tuple[int, int],
                                                method: str) -> None:
-    from counterexamples.catalogue import get
+    from specexact.counterexamples.catalogue import get
 
     rule = get(name).rule
     law = dict(output_distribution(rule, p, q))

@@ -7,7 +7,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from verifier import (
+from specexact import (
     BadWords,
     ContextFreeModel,
     FrequencyPenalty,
@@ -27,7 +27,7 @@ from verifier import (
     step_law,
     target_distribution,
 )
-from verifier.pipelines import MinP, TopK
+from specexact.pipelines import MinP, TopK
 
 HALF = (F(1, 2), F(1, 2))
 THIRDS = (F(1, 3), F(1, 3), F(1, 3))
@@ -175,8 +175,8 @@ def test_exhausted_processors_on_the_targets_path_raise():
 
 
 def test_the_panel_judges_a_step_under_each_processor_kind():
-    from counterexamples import get
-    from properties import PROCESSOR_PANEL, search_processed_step
+    from specexact.counterexamples import get
+    from specexact.properties import PROCESSOR_PANEL, search_processed_step
 
     result = search_processed_step(plain, examples=5)
     assert result.status == "pass"
@@ -186,8 +186,8 @@ def test_the_panel_judges_a_step_under_each_processor_kind():
 
 
 def test_audit_uses_the_panel_only_for_steps_that_take_processors():
-    from verifier import AuditOptions
-    from verifier.doors.audit import audit
+    from specexact import AuditOptions
+    from specexact.doors.audit import audit
 
     result = audit(plain, AuditOptions(kind="step", examples=3))
     assert result.passed and "The step takes processors" in result.coverage
@@ -198,7 +198,7 @@ def test_audit_uses_the_panel_only_for_steps_that_take_processors():
 def test_random_pipelines_are_valid():
     from hypothesis import given, settings
 
-    from properties import processor_pipelines
+    from specexact.properties import processor_pipelines
 
     @settings(max_examples=25, database=None, deadline=None)
     @given(processor_pipelines(vocab_size=3))

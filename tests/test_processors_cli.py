@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier.doors.cli import main
+from specexact.doors.cli import main
 
 STEPS = '''
-from verifier import ProcessorPipeline, RepetitionPenalty, Stopping
+from specexact import ProcessorPipeline, RepetitionPenalty, Stopping
 
 PIPELINE = ProcessorPipeline((RepetitionPenalty(2),), Stopping(eos=(1,)))
 NOT_A_PIPELINE = 3
@@ -64,7 +64,8 @@ def test_a_processed_step_passes_and_a_bonus_only_one_fails(steps):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (("{s}:right", "--processors", "{s}:NOT_A_PIPELINE"), "must name a verifier.ProcessorPipeline"),
+    (("{s}:right", "--processors", "{s}:NOT_A_PIPELINE"),
+     "must name a specexact.ProcessorPipeline"),
     (("{s}:sampler", "--processors", "{s}:PIPELINE"), "applies to steps only"),
     (("--processors", "{s}:PIPELINE"), "needs a TARGET"),
 ])

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from verifier import HiddenRandomness, SamplerFailure, output_distribution
+from specexact import HiddenRandomness, SamplerFailure, output_distribution
 
 
 def exits(p, q, rng):
@@ -90,7 +90,7 @@ def test_cli_reports_os_exit_as_a_failure(tmp_path):
     """))
     for jobs in ("1", "2"):
         done = subprocess.run(
-            [sys.executable, "-m", "verifier", "audit", f"{target}:sampler", "--examples", "5",
+            [sys.executable, "-m", "specexact", "audit", f"{target}:sampler", "--examples", "5",
              "--jobs", jobs],
             capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 1, (jobs, done.stdout, done.stderr)
@@ -114,7 +114,7 @@ def test_a_passing_audit_writes_nothing_into_the_working_directory(tmp_path):
            if k not in ("HYPOTHESIS_STORAGE_DIRECTORY", "XDG_CACHE_HOME")}
     env["HOME"] = str(tmp_path / "home")
     done = subprocess.run(
-        [sys.executable, "-m", "verifier", "audit", f"{rules}:textbook", "--examples", "5"],
+        [sys.executable, "-m", "specexact", "audit", f"{rules}:textbook", "--examples", "5"],
         cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(work.iterdir()) == []
@@ -125,7 +125,7 @@ def test_a_passing_audit_writes_nothing_into_the_working_directory(tmp_path):
                                               ("randint", "--statistical"),
                                               ("manual_seed", "--torch")])
 def test_another_random_api_points_to_the_mode_that_fits(method, hint):
-    from verifier import UnsupportedOperation
+    from specexact import UnsupportedOperation
 
     def sampler(p, q, rng):
         return getattr(rng, method)(2)
@@ -148,7 +148,7 @@ def test_code_that_supports_both_apis_is_judged_on_the_one_it_uses():
 
 
 def test_cli_exits_2_for_numpy_generator_code(tmp_path):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     target = tmp_path / "np_rule.py"
     target.write_text(textwrap.dedent("""

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from counterexamples.samplers import textbook
-from verifier import InvalidArgument, InvalidDistribution, output_distribution
-from verifier.pipelines import Temperature, TopK
+from specexact import InvalidArgument, InvalidDistribution, output_distribution
+from specexact.counterexamples.samplers import textbook
+from specexact.pipelines import Temperature, TopK
 
 
 @pytest.mark.parametrize(
@@ -46,20 +46,20 @@ def test_pipeline_integers_refuse_bools_floats_and_strings(make, value):
 def test_prove_on_a_step_without_horizon_says_how_to_prove_it(capsys):
     # Before issue 14 a step could not be proved at all; now it is read from the
     # signature (or --kind step) and needs only --horizon, which the message names.
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
-    code = main(["prove", "counterexamples.chain_steps:chain", "--vocab-size", "2"])
+    code = main(["prove", "specexact.counterexamples.chain_steps:chain", "--vocab-size", "2"])
     err = capsys.readouterr().err
     assert code == 2
     assert "is a decoding step" in err
-    assert ("specexact prove counterexamples.chain_steps:chain --kind step --vocab-size 2 "
-            "--horizon 2") in err
+    assert ("specexact prove specexact.counterexamples.chain_steps:chain --kind step "
+            "--vocab-size 2 --horizon 2") in err
 
 
-@pytest.mark.parametrize("target", ["counterexamples.samplers:naive_resample",
-                                    "counterexamples.samplers:textbook"])
+@pytest.mark.parametrize("target", ["specexact.counterexamples.samplers:naive_resample",
+                                    "specexact.counterexamples.samplers:textbook"])
 def test_jobs_never_change_the_report(target, capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     reports = []
     for jobs in ("1", "3"):
@@ -72,8 +72,8 @@ def test_tiny_support_masses_print_compactly_and_stay_exact_in_json(capsys):
     import json
     from fractions import Fraction
 
-    from verifier.doors.cli import main
-    from verifier.tables import exact_text
+    from specexact.doors.cli import main
+    from specexact.tables import exact_text
 
     assert exact_text(Fraction(1, 2**126)) == "2^-126 ~ 1.18e-38"
     assert exact_text(Fraction(3, 2**126)) == "3*2^-126 ~ 3.53e-38"
@@ -107,8 +107,8 @@ def test_tiny_support_masses_print_compactly_and_stay_exact_in_json(capsys):
 def test_a_bare_exception_shows_its_type_and_no_empty_columns(capsys):
     import types
 
-    from verifier import SamplerRaised
-    from verifier.doors.cli import main
+    from specexact import SamplerRaised
+    from specexact.doors.cli import main
 
     def bare(p, q, rng):
         x = rng.categorical(q)

@@ -7,8 +7,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from verifier import check_sampler
-from verifier.errors import UnsupportedOperation
+from specexact import check_sampler
+from specexact.errors import UnsupportedOperation
 
 P, Q = ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from verifier import check_step
-from verifier.doors.cli import main
-from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
+from specexact import check_step
+from specexact.doors.cli import main
+from specexact.steps.models import CachedModel, ContextFreeModel, TableModel
 
 STEPS = '''
 from fractions import Fraction

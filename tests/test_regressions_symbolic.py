@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from verifier import check_sampler
-from verifier.errors import Undecided
-from verifier.modes.symbolic import prove
+from specexact import check_sampler
+from specexact.errors import Undecided
+from specexact.modes.symbolic import prove
 
 
 def swallows_base_exception(p: list[Any], q: list[Any], rng: Any) -> Any:

@@ -7,13 +7,13 @@ from fractions import Fraction as F
 
 import pytest
 
-from counterexamples.samplers import naive_resample, textbook
-from properties import ExitReason, Phase, search_floats, search_sampler, search_step
-from verifier.doors.assertions import assert_preserves_target
-from verifier.doors.audit import AuditOptions
-from verifier.errors import InvalidArgument
-from verifier.tables import omit_identical, render_table, signed
-from verifier.witness import SamplerWitness, StepWitness, step_witness_json
+from specexact.counterexamples.samplers import naive_resample, textbook
+from specexact.doors.assertions import assert_preserves_target
+from specexact.doors.audit import AuditOptions
+from specexact.errors import InvalidArgument
+from specexact.properties import ExitReason, Phase, search_floats, search_sampler, search_step
+from specexact.tables import omit_identical, render_table, signed
+from specexact.witness import SamplerWitness, StepWitness, step_witness_json
 
 # The catalogue's rules are plain Python: handed floats, they are float code.
 float_naive = naive_resample
@@ -43,7 +43,7 @@ def test_a_pass_reports_the_phases_it_ran() -> None:
 
 
 def test_the_step_search_returns_the_one_step_witness_type() -> None:
-    from counterexamples.steps import get_step_rule
+    from specexact.counterexamples.steps import get_step_rule
 
     result = search_step(get_step_rule("shared-uniform").rule, examples=0, horizon=2)
     assert result.status == "fail" and isinstance(result.witness, StepWitness)

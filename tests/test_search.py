@@ -9,9 +9,17 @@ import pytest
 from hypothesis import settings
 from hypothesis.database import InMemoryExampleDatabase
 
-from counterexamples import samplers
-from counterexamples.steps import get_step_rule
-from properties import (
+from specexact import (
+    Budget,
+    BudgetExceeded,
+    HiddenRandomness,
+    InvalidArgument,
+    Verdict,
+    output_distribution,
+)
+from specexact.counterexamples import samplers
+from specexact.counterexamples.steps import get_step_rule
+from specexact.properties import (
     SearchResult,
     acceptance_is_one_minus_tv,
     efficiency_bounds_hold,
@@ -25,16 +33,8 @@ from properties import (
     search_step,
     shrink_pair,
 )
-from properties.search import SamplerWitness
-from verifier import (
-    Budget,
-    BudgetExceeded,
-    HiddenRandomness,
-    InvalidArgument,
-    Verdict,
-    output_distribution,
-)
-from verifier.steps.models import ContextFreeModel
+from specexact.properties.search import SamplerWitness
+from specexact.steps.models import ContextFreeModel
 
 
 def half(*xs: str) -> tuple[F, ...]:
@@ -105,7 +105,7 @@ def test_example_database_replays_a_failure():
 def test_settings_max_examples_is_respected():
     result = search_sampler(samplers.textbook, settings=settings(max_examples=5, database=None),
                             vocab_sizes=2)
-    edge = len(__import__("properties").sampler_edge_cases(2, 2))
+    edge = len(__import__("specexact.properties").properties.sampler_edge_cases(2, 2))
     assert edge < result.cases <= edge + 5
 
 
@@ -277,7 +277,7 @@ def test_a_time_out_stops_the_search_at_once():
         while True:
             pass
 
-    from verifier import Budget
+    from specexact import Budget
 
     result = search_sampler(spin, budget=Budget(max_seconds=0.2))
     assert result.status == "undecided"

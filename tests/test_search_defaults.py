@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from counterexamples.chain_steps import chain
-from counterexamples.steps import named_step
-from properties import (
+from specexact import assert_step_preserves_target
+from specexact.counterexamples.chain_steps import chain
+from specexact.counterexamples.steps import named_step
+from specexact.doors.audit import DEFAULT_VOCAB_SIZES
+from specexact.doors.cli import main
+from specexact.properties import (
     DEFAULT_SAMPLER_VOCAB_SIZES,
     choose_horizon,
     search_sampler,
     search_step,
     step_edge_cases,
 )
-from verifier import assert_step_preserves_target
-from verifier.doors.audit import DEFAULT_VOCAB_SIZES
-from verifier.doors.cli import main
 
 INCLUSIVE_STEP = '''
 def inclusive_step(target, draft, prefix, rng):

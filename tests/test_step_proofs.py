@@ -13,9 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from counterexamples.chain_steps import chain
-from counterexamples.steps import get_step_rule
-from verifier import (
+from specexact import (
     StepProofResult,
     TableModel,
     Undecided,
@@ -24,7 +22,9 @@ from verifier import (
     prove_step,
     target_distribution,
 )
-from verifier.errors import InvalidArgument, SamplerFailure
+from specexact.counterexamples.chain_steps import chain
+from specexact.counterexamples.steps import get_step_rule
+from specexact.errors import InvalidArgument, SamplerFailure
 
 
 def _random_row(rng: random.Random, v: int) -> tuple[Fraction, ...]:
@@ -318,7 +318,7 @@ STEPS = "tests.test_step_proofs"
 
 
 def test_cli_proves_a_step(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     code = main(["prove", f"{STEPS}:chain1", "--kind", "step", "--vocab-size", "2",
                  "--horizon", "2"])
@@ -328,7 +328,7 @@ def test_cli_proves_a_step(capsys):
 
 
 def test_cli_refutes_a_step(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     code = main(["prove", f"{STEPS}:draft_only", "--kind", "step", "--vocab-size", "2",
                  "--horizon", "1", "--json"])
@@ -338,7 +338,7 @@ def test_cli_refutes_a_step(capsys):
 
 
 def test_cli_reads_the_kind_from_the_signature(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "1"])
     assert code == 1
@@ -346,7 +346,7 @@ def test_cli_reads_the_kind_from_the_signature(capsys):
 
 
 def test_cli_undecided_is_exit_2(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     code = main(["prove", f"{STEPS}:stateful", "--kind", "step", "--vocab-size", "2",
                  "--horizon", "1"])
@@ -355,18 +355,18 @@ def test_cli_undecided_is_exit_2(capsys):
 
 
 def test_cli_kind_and_signature_must_agree(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
-    code = main(["prove", "counterexamples.samplers:textbook", "--kind", "step",
+    code = main(["prove", "specexact.counterexamples.samplers:textbook", "--kind", "step",
                  "--vocab-size", "2", "--horizon", "1"])
     assert code == 2
     assert "--kind sampler" in capsys.readouterr().err
 
 
 def test_cli_horizon_is_for_steps_only(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
-    code = main(["prove", "counterexamples.samplers:textbook", "--vocab-size", "2",
+    code = main(["prove", "specexact.counterexamples.samplers:textbook", "--vocab-size", "2",
                  "--horizon", "2"])
     assert code == 2
     assert "--horizon is for decoding steps" in capsys.readouterr().err
@@ -406,7 +406,7 @@ def test_issue_targets_refuted(name, v, horizon):
 
 
 def test_cli_first_on_a_step(capsys):
-    from verifier.doors.cli import main
+    from specexact.doors.cli import main
 
     code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "2",
                  "--first"])

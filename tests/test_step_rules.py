@@ -7,10 +7,10 @@ from fractions import Fraction
 
 import pytest
 
-from counterexamples import tree_steps
-from counterexamples.steps import STEP_RULES, StepRule, get_step_rule
-from verifier import CachedModel, ContextFreeModel, check_step, random_model_pair
-from verifier.steps.models import MODEL_KINDS
+from specexact import CachedModel, ContextFreeModel, check_step, random_model_pair
+from specexact.counterexamples import tree_steps
+from specexact.counterexamples.steps import STEP_RULES, StepRule, get_step_rule
+from specexact.steps.models import MODEL_KINDS
 
 LOSSLESS = [r for r in STEP_RULES if r.lossless]
 WRONG = [r for r in STEP_RULES if not r.lossless]

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from counterexamples import chain_steps
-from verifier import (
+from specexact import (
     Budget,
     BudgetExceeded,
     CachedModel,
@@ -28,7 +27,8 @@ from verifier import (
     random_model_pair,
     target_distribution,
 )
-from verifier.steps.decode import run_decode
+from specexact.counterexamples import chain_steps
+from specexact.steps.decode import run_decode
 
 
 def plain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> tuple[Any, ...]:
@@ -291,9 +291,9 @@ def test_rows_edited_in_place_are_drawn_as_edited() -> None:
 
 
 def test_fast_random_source_agrees_with_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verifier.steps.enumeration as enumeration
-    from counterexamples.steps import STEP_RULES
-    from verifier import ExactRandom
+    import specexact.steps.enumeration as enumeration
+    from specexact import ExactRandom
+    from specexact.counterexamples.steps import STEP_RULES
 
     cases = []
     for rule in STEP_RULES:
@@ -310,7 +310,7 @@ def test_fast_random_source_agrees_with_the_engine(monkeypatch: pytest.MonkeyPat
 def test_a_step_support_violation_is_named_as_such():
     from fractions import Fraction as F
 
-    from verifier import TableModel, check_step
+    from specexact import TableModel, check_step
 
     def inclusive(target, draft, prefix, rng):
         p, q = target(prefix), draft(prefix)
@@ -333,11 +333,11 @@ def test_a_step_support_violation_is_named_as_such():
 
 
 def test_decode_clock_cuts_the_budget_and_names_the_decode_when_time_runs_out(monkeypatch):
-    from verifier.crossvocab.decode import new_clock
-    from verifier.errors import BudgetExceeded
-    from verifier.exact.tree import Budget
-    from verifier.steps import DecodeClock
-    from verifier.steps import decode as steps_decode
+    from specexact.crossvocab.decode import new_clock
+    from specexact.errors import BudgetExceeded
+    from specexact.exact.tree import Budget
+    from specexact.steps import DecodeClock
+    from specexact.steps import decode as steps_decode
 
     unlimited = Budget(max_executions=7)
     assert DecodeClock(unlimited).next_budget(F(0)) is unlimited
@@ -359,7 +359,7 @@ def test_decode_clock_cuts_the_budget_and_names_the_decode_when_time_runs_out(mo
 
 
 def test_first_differing_prefix_is_the_shortest_then_the_smallest():
-    from verifier.steps import first_differing_prefix
+    from specexact.steps import first_differing_prefix
 
     half, quarter = F(1, 2), F(1, 4)
     # Agree on the first token, differ on the second: (0, 1) before (0, 2), (1, 0).

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from properties import (
+from specexact import InvalidArgument
+from specexact.properties import (
     PAIR_FAMILIES,
     distributions,
     model_pairs,
@@ -18,9 +19,8 @@ from properties import (
     step_edge_cases,
     vocab_range,
 )
-from properties.step_strategies import ModelSpec
-from verifier import InvalidArgument
-from verifier.steps.models import CachedModel, ContextFreeModel, TableModel
+from specexact.properties.step_strategies import ModelSpec
+from specexact.steps.models import CachedModel, ContextFreeModel, TableModel
 
 FAST = settings(max_examples=80, deadline=None)
 

@@ -14,13 +14,13 @@ import pytest
 import sympy
 from sympy.solvers.simplex import linprog
 
-import verifier.modes.symbolic as symbolic
-from verifier import output_distribution
-from verifier.doors.cli.prove_cmd import run_prove
-from verifier.errors import InvalidArgument, Undecided, UnsupportedOperation
-from verifier.modes.symbolic import ProofResult, prove
-from verifier.modes.symbolic.lp import solve_lp
-from verifier.modes.symbolic.region import Space
+import specexact.modes.symbolic as symbolic
+from specexact import output_distribution
+from specexact.doors.cli.prove_cmd import run_prove
+from specexact.errors import InvalidArgument, Undecided, UnsupportedOperation
+from specexact.modes.symbolic import ProofResult, prove
+from specexact.modes.symbolic.lp import solve_lp
+from specexact.modes.symbolic.region import Space
 
 F = Fraction
 

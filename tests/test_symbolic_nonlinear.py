@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 import sympy
 
-from counterexamples import multidraft
-from counterexamples.samplers import inclusive_uniform, naive_resample, textbook
-from verifier import check_sampler, output_distribution
-from verifier.doors.cli.prove_cmd import run_prove
-from verifier.errors import InvalidInput
-from verifier.modes.symbolic import prove
-from verifier.modes.symbolic.lp import fraction_only, solve_lp
-from verifier.modes.symbolic.nonlinear import certificate, check_certificate
-from verifier.modes.symbolic.prover import _Prover
-from verifier.modes.symbolic.region import Constraint, Space
+from specexact import check_sampler, output_distribution
+from specexact.counterexamples import multidraft
+from specexact.counterexamples.samplers import inclusive_uniform, naive_resample, textbook
+from specexact.doors.cli.prove_cmd import run_prove
+from specexact.errors import InvalidInput
+from specexact.modes.symbolic import prove
+from specexact.modes.symbolic.lp import fraction_only, solve_lp
+from specexact.modes.symbolic.nonlinear import certificate, check_certificate
+from specexact.modes.symbolic.prover import _Prover
+from specexact.modes.symbolic.region import Constraint, Space
 
 F = Fraction
 
@@ -180,18 +180,19 @@ def test_first_stops_at_one_confirmed_refutation() -> None:
 
 def test_cli_first_and_uniform_bits(tmp_path: Any) -> None:
     out, err = io.StringIO(), io.StringIO()
-    code = run_prove("counterexamples.samplers:naive_resample", 3, first=True, out=out,
+    code = run_prove("specexact.counterexamples.samplers:naive_resample", 3, first=True, out=out,
                      err=err)
     assert code == 1 and "stopped at the first refutation" in out.getvalue()
     out = io.StringIO()
-    assert run_prove("counterexamples.samplers:inclusive_uniform", 3, out=out, err=err) == 0
+    rule = "specexact.counterexamples.samplers:inclusive_uniform"
+    assert run_prove(rule, 3, out=out, err=err) == 0
     assert "grid hazard" in out.getvalue().splitlines()[0]
     out = io.StringIO()
-    assert run_prove("counterexamples.samplers:inclusive_uniform", 3, uniform_bits=24,
+    assert run_prove("specexact.counterexamples.samplers:inclusive_uniform", 3, uniform_bits=24,
                      out=out, err=err) == 1
     assert "24-bit" in out.getvalue()
     err = io.StringIO()
-    assert run_prove("counterexamples.samplers:textbook", 3, uniform_bits=0, out=out,
+    assert run_prove("specexact.counterexamples.samplers:textbook", 3, uniform_bits=0, out=out,
                      err=err) == 2
     assert "--uniform-bits" in err.getvalue()
 
@@ -303,7 +304,7 @@ def test_relabelled_caches_do_not_carry_a_proof_to_an_asymmetric_case() -> None:
 
 
 def test_a_nonlinear_local_constraint_is_decided_on_its_region_and_split_on_the_case() -> None:
-    from verifier.modes.symbolic.signs import NeedSplit, check_nonlinear_local
+    from specexact.modes.symbolic.signs import NeedSplit, check_nonlinear_local
 
     space = Space(2)
     p0, q0 = space.p[0], space.q[0]
@@ -337,7 +338,7 @@ def test_a_nonlinear_local_constraint_is_decided_on_its_region_and_split_on_the_
 
 
 def test_the_simplest_point_keeps_small_denominators_inside_both_spaces() -> None:
-    from verifier.modes.symbolic.step_space import StepSpace
+    from specexact.modes.symbolic.step_space import StepSpace
 
     space = Space(2)
     p0, q0 = space.p[0], space.q[0]

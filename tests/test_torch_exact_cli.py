@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.doors.cli import main
+from specexact.doors.cli import main
 
 SOURCE = '''
 import torch

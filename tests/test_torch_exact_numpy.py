@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from verifier.errors import UnsupportedOperation
-from verifier.modes.torch_exact.numpy_generator import numpy_output_distribution
+from specexact.errors import UnsupportedOperation
+from specexact.modes.torch_exact.numpy_generator import numpy_output_distribution
 
 F = Fraction
 P = (F(1, 4), F(1, 2), F(1, 4))

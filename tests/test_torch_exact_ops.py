@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import torch
 
-from verifier.exact.engine import enumerate_law
-from verifier.modes.torch_exact.session import session
-from verifier.modes.torch_exact.tensor import ExactTensor, as_exact
-from verifier.modes.torch_exact.values import LogR, NanFlag, Special
+from specexact.exact.engine import enumerate_law
+from specexact.modes.torch_exact.session import session
+from specexact.modes.torch_exact.tensor import ExactTensor, as_exact
+from specexact.modes.torch_exact.values import LogR, NanFlag, Special
 
 X = torch.tensor([[0.5, -1.25, 2.0], [0.0, 3.5, -0.75]], dtype=torch.float64)
 Y = torch.tensor([[1.5, -1.25, 0.25], [2.0, -3.0, 0.125]], dtype=torch.float64)
@@ -267,8 +267,8 @@ def test_a_wrong_op_would_be_caught() -> None:
 
 
 def test_every_table_entry_is_exercised_or_listed() -> None:
-    from verifier.modes.torch_exact.mode import ExactMode
-    from verifier.modes.torch_exact.optable import OPS
+    from specexact.modes.torch_exact.mode import ExactMode
+    from specexact.modes.torch_exact.optable import OPS
     ExactMode.record = set()
     try:
         for _, op, inputs in CASES:

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import torch
 
-from verifier.errors import UnsupportedOperation
-from verifier.modes.torch_exact import check_torch_sampler, torch_output_distribution
-from verifier.modes.torch_exact.tensor import narrows, round_to, stored
-from verifier.modes.torch_exact.values import Special
+from specexact.errors import UnsupportedOperation
+from specexact.modes.torch_exact import check_torch_sampler, torch_output_distribution
+from specexact.modes.torch_exact.tensor import narrows, round_to, stored
+from specexact.modes.torch_exact.values import Special
 
 NARROW = (torch.float32, torch.float16, torch.bfloat16)
 

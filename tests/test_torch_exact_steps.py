@@ -7,10 +7,10 @@ from fractions import Fraction
 import pytest
 import torch
 
-from verifier.modes.torch_exact import torch_step
-from verifier.steps.decode import decode_distribution
-from verifier.steps.models import ContextFreeModel, TableModel, random_model_pair
-from verifier.steps.verdict import check_step
+from specexact.modes.torch_exact import torch_step
+from specexact.steps.decode import decode_distribution
+from specexact.steps.models import ContextFreeModel, TableModel, random_model_pair
+from specexact.steps.verdict import check_step
 
 F = Fraction
 
@@ -163,7 +163,7 @@ def test_grid_uniform_default_is_exact_rounding_in_steps() -> None:
 
 
 def test_bad_signature_is_invalid() -> None:
-    from verifier.errors import InvalidArgument
+    from specexact.errors import InvalidArgument
     with pytest.raises(InvalidArgument):
         torch_step(vllm_chain, signature="tree", gamma=1)
     with pytest.raises(InvalidArgument):

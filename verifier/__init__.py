@@ -5,18 +5,18 @@ distribution -> verdict -> report, and the package is layered the same way:
 
 * ``verifier`` itself: errors, exact numbers, validation, distributions,
   sampling pipelines;
-* :mod:`verifier.exact`: the choice tree, random sources, the enumerator, verdicts;
-* :mod:`verifier.steps`: models and multi-step decoding on top of it;
-* :mod:`verifier.crossvocab`: its sibling, drafts with another tokenizer, judged on text;
-* :mod:`verifier.modes`: floats and grids, symbolic proofs, statistics, torch;
-* :mod:`verifier.doors`: audits, reports, assertions, the pytest plugin, the CLI.
+* :mod:`specexact.exact`: the choice tree, random sources, the enumerator, verdicts;
+* :mod:`specexact.steps`: models and multi-step decoding on top of it;
+* :mod:`specexact.crossvocab`: its sibling, drafts with another tokenizer, judged on text;
+* :mod:`specexact.modes`: floats and grids, symbolic proofs, statistics, torch;
+* :mod:`specexact.doors`: audits, reports, assertions, the pytest plugin, the CLI.
 
 Every public name is re-exported here; import it from ``verifier``.
 """
 
 from __future__ import annotations
 
-from verifier.crossvocab import (
+from specexact.crossvocab import (
     CrossVocabEfficiency,
     CrossVocabVerdict,
     CrossVocabWitness,
@@ -27,15 +27,15 @@ from verifier.crossvocab import (
     crossvocab_law,
     target_text_law,
 )
-from verifier.distribution import Distribution, InvalidToken, total_variation
-from verifier.doors import (
+from specexact.distribution import Distribution, InvalidToken, total_variation
+from specexact.doors import (
     AuditOptions,
     AuditResult,
     assert_crossvocab_preserves_target,
     assert_preserves_target,
     assert_step_preserves_target,
 )
-from verifier.errors import (
+from specexact.errors import (
     BudgetExceeded,
     HiddenRandomness,
     InvalidArgument,
@@ -49,7 +49,7 @@ from verifier.errors import (
     Undecided,
     UnsupportedOperation,
 )
-from verifier.exact import (
+from specexact.exact import (
     Budget,
     Comparison,
     ExactRandom,
@@ -63,7 +63,7 @@ from verifier.exact import (
     format_table,
     output_distribution,
 )
-from verifier.modes import (
+from specexact.modes import (
     FloatVerdict,
     NeededSamples,
     Power,
@@ -77,14 +77,14 @@ from verifier.modes import (
     test_power,
     torch_sampler,
 )
-from verifier.modes.symbolic import (
+from specexact.modes.symbolic import (
     ProofResult,
     StepProofResult,
     StepRefutation,
     prove,
     prove_step,
 )
-from verifier.modes.torch_exact import (
+from specexact.modes.torch_exact import (
     assert_torch_preserves_target,
     check_torch_sampler,
     numpy_output_distribution,
@@ -92,8 +92,8 @@ from verifier.modes.torch_exact import (
     torch_randomness_reason,
     torch_step,
 )
-from verifier.numbers import as_distribution, to_fraction
-from verifier.steps import (
+from specexact.numbers import as_distribution, to_fraction
+from specexact.steps import (
     BadWords,
     CacheDivergence,
     CachedModel,

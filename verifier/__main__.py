@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from verifier.doors.cli import main
+from specexact.doors.cli import main
 
 raise SystemExit(main())

@@ -6,7 +6,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.numbers import to_fraction
+from specexact.numbers import to_fraction
 
 __all__ = ["Distribution", "InvalidToken", "total_variation"]
 

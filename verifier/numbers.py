@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Final
 
-from verifier.errors import InvalidArgument, InvalidDistribution
+from specexact.errors import InvalidArgument, InvalidDistribution
 
 __all__ = ["ROW_SUM_SLACK", "as_distribution", "as_weights", "to_fraction"]
 
@@ -80,7 +80,7 @@ def as_distribution(values: Iterable[Any], *, name: str = "p", exact_sum: bool =
 
     ``exact_sum=False`` skips the sum check (see :func:`as_weights`).
 
-    Raises :class:`~verifier.errors.InvalidDistribution` naming ``name``.
+    Raises :class:`~specexact.errors.InvalidDistribution` naming ``name``.
     """
     kind = type(values).__name__
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, final
 
-from verifier.errors import InvalidArgument
-from verifier.numbers import as_distribution, to_fraction
-from verifier.validation import check_integer
+from specexact.errors import InvalidArgument
+from specexact.numbers import as_distribution, to_fraction
+from specexact.validation import check_integer
 
 __all__ = [
     "MinP",

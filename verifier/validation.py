@@ -1,13 +1,13 @@
 """Argument checking, in one place and one message style.
 
 Every option the toolkit takes is checked by one of these functions, and
-every failed check raises :class:`~verifier.errors.InvalidArgument` with a
+every failed check raises :class:`~specexact.errors.InvalidArgument` with a
 message that names the argument, shows the value and says what is valid::
 
-    >>> check_integer(True, "horizon", min_value=1)
+    >>> check_integer(True, "n", min_value=1)
     Traceback (most recent call last):
     ...
-    verifier.errors.InvalidArgument: horizon=True must be an integer >= 1 (a bool is not an integer)
+    specexact.errors.InvalidArgument: n=True must be an integer >= 1 (a bool is not an integer)
 
 Bools are never accepted as integers, and numpy integers are (they are what
 numpy code hands over); floats with an integral value are not.
@@ -19,7 +19,7 @@ import operator
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from verifier.errors import InvalidArgument
+from specexact.errors import InvalidArgument
 
 __all__ = [
     "check_choice",

@@ -56,9 +56,9 @@ class StepWitness:
     """Exact models and a horizon on which a step does not preserve the target's joint law.
 
     ``spec`` is the compact description the search built the models from
-    (a :class:`properties.step_strategies.ModelSpec`), None for hand-written
+    (a :class:`specexact.properties.step_strategies.ModelSpec`), None for hand-written
     witnesses; ``processors`` the processors and stopping the step was judged
-    under (a :class:`verifier.steps.processors.ProcessorPipeline`), None for none.
+    under (a :class:`specexact.steps.processors.ProcessorPipeline`), None for none.
     """
 
     target: Any

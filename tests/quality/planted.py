@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from counterexamples.samplers import normalise, residual
+from specexact.counterexamples.samplers import normalise, residual
 
 _ZERO = Fraction(0)
 

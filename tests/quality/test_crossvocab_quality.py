@@ -14,9 +14,9 @@ import functools
 
 import pytest
 
-from counterexamples.crossvocab_rules import CROSSVOCAB_RULES, get_crossvocab_rule
-from properties import search_crossvocab
-from verifier.crossvocab import check_crossvocab_step, random_vocab_model, shared_tokens
+from specexact.counterexamples.crossvocab_rules import CROSSVOCAB_RULES, get_crossvocab_rule
+from specexact.crossvocab import check_crossvocab_step, random_vocab_model, shared_tokens
+from specexact.properties import search_crossvocab
 
 WRONG = [r for r in CROSSVOCAB_RULES if not r.lossless]
 

@@ -9,8 +9,15 @@ from fractions import Fraction as F
 
 import pytest
 
-from counterexamples import get
-from counterexamples.new_algorithms import (
+from specexact import (
+    ProcessorsExhausted,
+    check_sampler,
+    check_step,
+    enumerate_law,
+    random_model_pair,
+)
+from specexact.counterexamples import get
+from specexact.counterexamples.new_algorithms import (
     GAP_RULES,
     greedy_set_law,
     iid_set_law,
@@ -21,14 +28,7 @@ from counterexamples.new_algorithms import (
     top_set_law,
     without_replacement_set_law,
 )
-from properties import search_sampler, search_step
-from verifier import (
-    ProcessorsExhausted,
-    check_sampler,
-    check_step,
-    enumerate_law,
-    random_model_pair,
-)
+from specexact.properties import search_sampler, search_step
 
 # One wrong rule per processor kind and per stopping rule, each with its config.
 WRONG_BY_KIND = {
@@ -104,7 +104,7 @@ def test_off_by_one_and_proposal_law_bugs_are_found(name):
 
 def test_bf16_rounding_shows_only_where_rows_do_not_round_by_one_factor():
     entry = get("bf16-draft-exact-ratio")
-    from verifier import ContextFreeModel
+    from specexact import ContextFreeModel
 
     same = ContextFreeModel(("1/3", "2/3"))  # 171/512 and 342/512: one common factor
     assert check_step(entry.rule, same, same, 2).passed

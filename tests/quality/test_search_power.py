@@ -15,9 +15,9 @@ import pytest
 # tests/quality is on sys.path (pytest's rootdir-relative import of this module).
 from planted import PLANTED_SAMPLERS, PLANTED_STEPS
 
-from properties import search_sampler, search_step
-from verifier import check_sampler, check_step
-from verifier.steps.models import ContextFreeModel
+from specexact import check_sampler, check_step
+from specexact.properties import search_sampler, search_step
+from specexact.steps.models import ContextFreeModel
 
 SEEDS = (0, 1, 2, 3, 4)
 

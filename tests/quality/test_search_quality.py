@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from counterexamples import Entry, catalogue, get
-from properties import largest_tv, search_crossvocab, search_sampler, search_step
-from properties.search import SearchResult
+from specexact.counterexamples import Entry, catalogue, get
+from specexact.properties import largest_tv, search_crossvocab, search_sampler, search_step
+from specexact.properties.search import SearchResult
 
 
 def search(entry: Entry) -> SearchResult:
@@ -36,7 +36,7 @@ def test_bias_only_at_p_equal_q_is_found():
     entry = get("residual-normalised-eagerly")
     # Any p != q is fine: the residual is nonzero and normalising it is harmless.
     for p, q in [(("1/5", "1/2", "3/10"), ("1/2", "3/10", "1/5")), (("1/3", "2/3"), ("1", "0"))]:
-        from verifier import check_sampler
+        from specexact import check_sampler
 
         assert check_sampler(entry.rule, p, q).passed
     result = search(entry)
@@ -44,7 +44,7 @@ def test_bias_only_at_p_equal_q_is_found():
 
 
 def test_bias_only_with_zeros_in_q_is_found():
-    from verifier import check_sampler
+    from specexact import check_sampler
 
     entry = get("fallback-over-proposed")
     assert check_sampler(entry.rule, ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"]).passed

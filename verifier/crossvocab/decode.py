@@ -4,7 +4,7 @@ The protocol.  A cross-vocabulary step is
 
     step(target, draft, prefix, rng) -> tuple of target ids
 
-* ``target`` and ``draft`` are :class:`~verifier.crossvocab.models.VocabModel`
+* ``target`` and ``draft`` are :class:`~specexact.crossvocab.models.VocabModel`
   objects over two vocabularies of strings (``target.vocab``,
   ``draft.vocab``) with the same alphabet; ``target(ids)`` is the target's
   next-token row after target ids, ``draft(ids)`` the draft's after draft ids;
@@ -28,7 +28,7 @@ sequences determine each other.
 
 States are processed by the length of their text: each call emits at least
 one token, so at least one character, and every state is enumerated once
-(one call of :func:`~verifier.crossvocab.enumeration.enumerate_crossvocab_step`
+(one call of :func:`~specexact.crossvocab.enumeration.enumerate_crossvocab_step`
 per reachable state).
 """
 
@@ -39,14 +39,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from verifier.crossvocab.enumeration import enumerate_crossvocab_step
-from verifier.crossvocab.models import VocabModel, continuation_law
-from verifier.distribution import Distribution
-from verifier.errors import InvalidArgument
-from verifier.exact.tree import Budget
-from verifier.steps.decode import DecodeClock
-from verifier.steps.models import RecordingModel
-from verifier.validation import check_integer, fail
+from specexact.crossvocab.enumeration import enumerate_crossvocab_step
+from specexact.crossvocab.models import VocabModel, continuation_law
+from specexact.distribution import Distribution
+from specexact.errors import InvalidArgument
+from specexact.exact.tree import Budget
+from specexact.steps.decode import DecodeClock
+from specexact.steps.models import RecordingModel
+from specexact.validation import check_integer, fail
 
 __all__ = [
     "CrossVocabRun",
@@ -96,7 +96,7 @@ def prepare_models(target: Any, draft: Any) -> HandedModels:
     for name, model in (("target", target), ("draft", draft)):
         if not isinstance(model, VocabModel):
             msg = (f"{name}={model!r} is not a cross-vocabulary model; give a "
-                   "verifier.crossvocab.VocabModel(vocabulary, model)")
+                   "specexact.crossvocab.VocabModel(vocabulary, model)")
             raise InvalidArgument(msg)
     if target.vocab.alphabet != draft.vocab.alphabet:
         msg = (f"the target's alphabet {target.vocab.alphabet!r} and the draft's "
@@ -174,13 +174,13 @@ def run_crossvocab(step: CrossVocabStep, models: HandedModels, horizon: int, *,
 def target_text_law(target: VocabModel, horizon: int) -> Distribution:
     """The target's own law over the first ``horizon`` characters of its text.
 
-    >>> from verifier.crossvocab.models import context_free_model
+    >>> from specexact.crossvocab.models import context_free_model
     >>> target_text_law(context_free_model(("a", "b", "ab"), ["1/2", "0", "1/2"]), 2)
     Distribution({'aa': 1/4, 'ab': 3/4})
     """
     horizon = check_horizon(horizon)
     if not isinstance(target, VocabModel):
-        fail("target", target, "a verifier.crossvocab.VocabModel")
+        fail("target", target, "a specexact.crossvocab.VocabModel")
     return Distribution(continuation_law(target, (), horizon).items())
 
 

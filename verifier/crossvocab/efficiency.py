@@ -2,7 +2,7 @@
 
 One call of a step is one target pass, so the expected number of target
 tokens a call emits is the expected number of target tokens per target
-call, as :func:`verifier.steps.step_efficiency` reports for steps; the
+call, as :func:`specexact.steps.step_efficiency` reports for steps; the
 expected number of characters per call is the same figure in text, which is
 what two rules with different tokenizers can be compared on.
 """
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.crossvocab.decode import CrossVocabStep, crossvocab_step_law
-from verifier.distribution import Distribution
-from verifier.exact.tree import Budget
+from specexact.crossvocab.decode import CrossVocabStep, crossvocab_step_law
+from specexact.distribution import Distribution
+from specexact.exact.tree import Budget
 
 __all__ = ["CrossVocabEfficiency", "crossvocab_efficiency"]
 
@@ -51,7 +51,7 @@ def crossvocab_efficiency(step: CrossVocabStep, target: Any, draft: Any,
                           uniform_bits: int | None = None) -> CrossVocabEfficiency:
     """Exact target tokens (and characters) per target call of ``step`` at ``prefix``.
 
-    >>> from verifier.crossvocab.models import context_free_model
+    >>> from specexact.crossvocab.models import context_free_model
     >>> def plain(target, draft, prefix, rng):
     ...     return (rng.categorical(target(prefix)),)
     >>> t = context_free_model(("a", "b", "ab"), ["1/2", "1/4", "1/4"])

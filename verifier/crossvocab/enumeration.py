@@ -1,6 +1,6 @@
 """The exact law of one call of a cross-vocabulary step: the one enumerator, adapted.
 
-This is :func:`verifier.exact.enumerator.enumerate_outcomes` with what a
+This is :func:`specexact.exact.enumerator.enumerate_outcomes` with what a
 cross-vocabulary step returns as its outcome: a non-empty tuple of
 *target* ids, validated at each leaf (the message names the target
 vocabulary and the emitted text), cut to the tokens the decode still needs
@@ -14,12 +14,12 @@ from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any
 
-from verifier.crossvocab.vocab import Vocabulary
-from verifier.distribution import InvalidToken
-from verifier.errors import InvalidOutput
-from verifier.exact.enumerator import enumerate_outcomes
-from verifier.exact.random_source import ExactRandom, LazyToken, LazyUniform
-from verifier.exact.tree import Budget, Chooser
+from specexact.crossvocab.vocab import Vocabulary
+from specexact.distribution import InvalidToken
+from specexact.errors import InvalidOutput
+from specexact.exact.enumerator import enumerate_outcomes
+from specexact.exact.random_source import ExactRandom, LazyToken, LazyUniform
+from specexact.exact.tree import Budget, Chooser
 
 __all__ = ["enumerate_crossvocab_step"]
 

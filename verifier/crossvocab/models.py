@@ -1,8 +1,8 @@
 """Exact toy language models over a string vocabulary, and their laws over text.
 
-A :class:`VocabModel` pairs a :class:`~verifier.crossvocab.vocab.Vocabulary`
+A :class:`VocabModel` pairs a :class:`~specexact.crossvocab.vocab.Vocabulary`
 with a next-token model over its ids, ``model(ids) -> row`` (any model of
-:mod:`verifier.steps.models`: context-free, tables, random context-dependent
+:mod:`specexact.steps.models`: context-free, tables, random context-dependent
 tables).  The model generates token ids; its text is their concatenation.  A
 model may put mass on any tokenization of a text, canonical or not:
 :func:`continuation_law` and :func:`prefix_probability` sum over all of them,
@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.crossvocab.vocab import Vocabulary
-from verifier.errors import InvalidArgument
-from verifier.steps.models import ContextFreeModel, RandomModel, TableModel
-from verifier.validation import check_integer, fail
+from specexact.crossvocab.vocab import Vocabulary
+from specexact.errors import InvalidArgument
+from specexact.steps.models import ContextFreeModel, RandomModel, TableModel
+from specexact.validation import check_integer, fail
 
 __all__ = [
     "VocabModel",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.crossvocab.decode import (
+from specexact.crossvocab.decode import (
     CrossVocabRun,
     CrossVocabStep,
     check_horizon,
@@ -15,15 +15,15 @@ from verifier.crossvocab.decode import (
     prepare_models,
     run_crossvocab,
 )
-from verifier.crossvocab.models import VocabModel, continuation_law
-from verifier.distribution import Distribution, total_variation
-from verifier.errors import SamplerFailure
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import ComparedVerdict
-from verifier.steps.models import format_prefix
-from verifier.steps.verdict import first_differing_prefix
-from verifier.tables import exact_text, omit_identical, render_table, signed
-from verifier.witness import fraction_text, rows_json
+from specexact.crossvocab.models import VocabModel, continuation_law
+from specexact.distribution import Distribution, total_variation
+from specexact.errors import SamplerFailure
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import ComparedVerdict
+from specexact.steps.models import format_prefix
+from specexact.steps.verdict import first_differing_prefix
+from specexact.tables import exact_text, omit_identical, render_table, signed
+from specexact.witness import fraction_text, rows_json
 
 __all__ = ["CrossVocabVerdict", "TextComparison", "check_crossvocab_step", "compare_texts"]
 
@@ -198,10 +198,10 @@ def check_crossvocab_step(step: CrossVocabStep, target: Any, draft: Any, horizon
 
     A step that raises, or returns something that is not a non-empty tuple
     of target ids, gives a failing verdict with ``crash`` set.  Undecidable
-    runs raise :class:`~verifier.errors.Undecided`; malformed models raise
-    :class:`~verifier.errors.InvalidInput`.
+    runs raise :class:`~specexact.errors.Undecided`; malformed models raise
+    :class:`~specexact.errors.InvalidInput`.
 
-    >>> from verifier.crossvocab.models import context_free_model
+    >>> from specexact.crossvocab.models import context_free_model
     >>> def plain(target, draft, prefix, rng):
     ...     return (rng.categorical(target(prefix)),)
     >>> t = context_free_model(("a", "b", "ab"), ["1/2", "1/4", "1/4"])

@@ -21,8 +21,8 @@ import operator
 from collections.abc import Iterable, Sequence
 from typing import Any, final
 
-from verifier.errors import InvalidArgument
-from verifier.validation import fail
+from specexact.errors import InvalidArgument
+from specexact.validation import fail
 
 __all__ = ["Vocabulary", "shared_tokens"]
 
@@ -33,7 +33,7 @@ Ids = tuple[int, ...]
 class Vocabulary:
     """Distinct non-empty strings; id ``i`` is ``tokens[i]``.
 
-    Raises :class:`~verifier.errors.InvalidArgument` naming the problem when
+    Raises :class:`~specexact.errors.InvalidArgument` naming the problem when
     ``tokens`` is not a non-empty sequence of distinct non-empty strings, or
     when a character of the alphabet is not a token of its own.
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, final
 
-from verifier.crossvocab.models import VocabModel
+from specexact.crossvocab.models import VocabModel
 
 __all__ = ["CrossVocabWitness"]
 
@@ -16,7 +16,7 @@ class CrossVocabWitness:
     """Models on which a cross-vocabulary step does not preserve the target's law of text.
 
     ``spec`` is the compact description the search built the models from
-    (a :class:`properties.crossvocab_search.CrossVocabSpec`), None for
+    (a :class:`specexact.properties.crossvocab_search.CrossVocabSpec`), None for
     hand-written witnesses.
     """
 

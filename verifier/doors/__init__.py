@@ -5,12 +5,12 @@ Only this subpackage may import :mod:`properties` and :mod:`counterexamples`.
 
 from __future__ import annotations
 
-from verifier.doors.assertions import (
+from specexact.doors.assertions import (
     assert_crossvocab_preserves_target,
     assert_preserves_target,
     assert_step_preserves_target,
 )
-from verifier.doors.audit import AuditOptions, AuditResult
+from specexact.doors.audit import AuditOptions, AuditResult
 
 __all__ = [
     "AuditOptions",

@@ -1,6 +1,6 @@
 """Assertions for test suites: a sampler or step preserves the target, or AssertionError.
 
->>> from counterexamples.samplers import textbook
+>>> from specexact.counterexamples.samplers import textbook
 >>> result = assert_preserves_target(textbook, vocab_sizes=(2, 3), examples=10)
 >>> result.passed
 True
@@ -10,7 +10,7 @@ marker on the running test, the ``--specexact-*`` command-line options, the
 ``specexact_*`` ini settings, and the built-in defaults (vocabularies 2..4 for
 samplers, 2..3 with horizon 3 for steps, 2..4 tokens per vocabulary with
 horizon 3 characters for cross-vocabulary steps, seed 0).  An audit that cannot reach
-a verdict raises :class:`~verifier.errors.Undecided`: the test errors, it
+a verdict raises :class:`~specexact.errors.Undecided`: the test errors, it
 never passes.
 """
 
@@ -21,17 +21,17 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from verifier.doors.audit import (
+from specexact.doors.audit import (
     AuditOptions,
     AuditResult,
     audit,
     describe_callable,
     parse_vocab_sizes,
 )
-from verifier.doors.report import result_human
-from verifier.errors import InvalidArgument
-from verifier.exact.tree import Budget
-from verifier.validation import fail
+from specexact.doors.report import result_human
+from specexact.errors import InvalidArgument
+from specexact.exact.tree import Budget
+from specexact.validation import fail
 
 __all__ = [
     "assert_crossvocab_preserves_target",
@@ -157,12 +157,12 @@ def assert_preserves_target(sampler: Callable[..., Any], *,
     ``vocab_sizes``: an int, a pair ``(low, high)``, a ``range`` or ``"2..4"``;
     ``examples``: generated cases on top of the edge cases; ``seed``: the
     search's seed; ``uniform_bits``: model ``rng.random()`` as a K-bit grid;
-    ``budget``: a :class:`~verifier.Budget` per exact enumeration;
+    ``budget``: a :class:`~specexact.Budget` per exact enumeration;
     ``settings``: a ``hypothesis.settings`` (database, phases, max_examples);
     ``floats``: judge float code on ``"float64"`` or ``"float32"`` inputs
     (numpy arrays with ``arrays=True``), passing rounding within the stated
-    tolerance (:func:`properties.search_floats`).
-    Returns the passing :class:`~verifier.doors.audit.AuditResult`.
+    tolerance (:func:`specexact.properties.search_floats`).
+    Returns the passing :class:`~specexact.doors.audit.AuditResult`.
     """
     __tracebackhide__ = True
     return _check(sampler, "sampler", {
@@ -181,11 +181,11 @@ def assert_step_preserves_target(step: Callable[..., Any], *,
     """Audit ``step(target, draft, prefix, rng)`` over the joint law of ``horizon`` tokens.
 
     Options as for :func:`assert_preserves_target`, plus ``horizon`` (default:
-    chosen from the step, see :func:`properties.search_step`), ``uniform_bits``
+    chosen from the step, see :func:`specexact.properties.search_step`), ``uniform_bits``
     (judge each case exactly, and again with ``rng.random()`` on the K-bit
     grid for crashes and mass where the target has none, instead of the
     default float32 and float64 grids), ``stateful`` (hand the step
-    :class:`~verifier.steps.models.CachedModel` models and check their
+    :class:`~specexact.steps.models.CachedModel` models and check their
     caches) and ``one_hot_target`` (one-hot target rows only, for greedy
     rules).  Raises AssertionError with the minimal
     models and the joint-law table.
@@ -204,9 +204,9 @@ def assert_crossvocab_preserves_target(step: Callable[..., Any], *,
                                        settings: Any = None) -> AuditResult:
     """Audit a cross-vocabulary ``step(target, draft, prefix, rng)`` on the law of text.
 
-    The step gets :class:`~verifier.crossvocab.VocabModel` models over two
+    The step gets :class:`~specexact.crossvocab.VocabModel` models over two
     vocabularies of strings and returns target ids (see
-    :mod:`verifier.crossvocab.decode`); the law of the first ``horizon``
+    :mod:`specexact.crossvocab.decode`); the law of the first ``horizon``
     characters (default 3) of the text its decode emits is compared exactly
     with the target's own.  ``vocab_sizes`` bounds the tokens of each
     vocabulary (default 2..4).  Raises AssertionError with the minimal

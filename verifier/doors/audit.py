@@ -1,9 +1,9 @@
 """Auditing one sampler or step: hand-picked edge cases, then the Hypothesis search.
 
-This is what ``specexact audit TARGET`` and :func:`verifier.assert_preserves_target`
+This is what ``specexact audit TARGET`` and :func:`specexact.assert_preserves_target`
 run.  The result is an :class:`AuditResult`: pass, or the first (smallest)
 counterexample with its exact witness.  An undecidable run (budget, hidden
-randomness) raises :class:`~verifier.errors.Undecided`; it is never a pass.
+randomness) raises :class:`~specexact.errors.Undecided`; it is never a pass.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal, final
 
-from verifier.crossvocab import check_crossvocab_step
-from verifier.distribution import Distribution
-from verifier.errors import InvalidArgument, SpecexactError, Undecided
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import Verdict, check_sampler, support_finding
-from verifier.steps.decode import accepts_processors
-from verifier.steps.processors import ProcessorPipeline
-from verifier.steps.verdict import check_step
-from verifier.validation import (
+from specexact.crossvocab import check_crossvocab_step
+from specexact.distribution import Distribution
+from specexact.errors import InvalidArgument, SpecexactError, Undecided
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import Verdict, check_sampler, support_finding
+from specexact.steps.decode import accepts_processors
+from specexact.steps.processors import ProcessorPipeline
+from specexact.steps.verdict import check_step
+from specexact.validation import (
     check_choice,
     check_integer,
     check_optional_integer,
@@ -50,7 +50,7 @@ KINDS: tuple[str, ...] = ("sampler", "step", "cross-vocab")
 
 #: Default vocabularies: 2..5 for samplers (5 is the smallest size where a residual has
 #: four positive entries next to a zero), 2..3 for steps, whose horizon is chosen from
-#: the step itself (see :func:`properties.search_step`) unless given; cross-vocab: 2..4
+#: the step itself (see :func:`specexact.properties.search_step`) unless given; cross-vocab: 2..4
 #: tokens per vocabulary.
 DEFAULT_VOCAB_SIZES: Mapping[str, tuple[int, int]] = {"sampler": (2, 5), "step": (2, 3),
                                                       "cross-vocab": (2, 4)}
@@ -87,11 +87,11 @@ class AuditOptions:
     budget: Budget | None = None
     #: A ``hypothesis.settings`` object (its database, phases, max_examples), or None.
     settings: Any = None
-    #: Steps: hand the step stateful models (:class:`verifier.steps.models.CachedModel`).
+    #: Steps: hand the step stateful models (:class:`specexact.steps.models.CachedModel`).
     stateful: bool = False
     #: Steps: draw one-hot target rows only (greedy rules are exact only there).
     one_hot_target: bool = False
-    #: Samplers: judge float code (:func:`properties.search_floats`) on inputs of this
+    #: Samplers: judge float code (:func:`specexact.properties.search_floats`) on inputs of this
     #: format ("float64" or "float32"), as numpy arrays with ``arrays``.
     floats: str | None = None
     arrays: bool = False
@@ -103,7 +103,7 @@ class AuditOptions:
     #: exactly again with ``rng.random()`` on the float32 grid (as torch.rand draws
     #: it), for crashes and mass where the target has none.  False: ideal uniform only.
     grid_check: bool = True
-    #: Steps: the processors and stopping (a :class:`verifier.ProcessorPipeline`) the
+    #: Steps: the processors and stopping (a :class:`specexact.ProcessorPipeline`) the
     #: step is called with; the reference is then the processed target's law.
     processors: Any = None
 
@@ -116,7 +116,7 @@ class AuditOptions:
         check_optional_integer(self.seed, "seed")
         check_optional_integer(self.uniform_bits, "uniform_bits", min_value=1)
         if self.budget is not None:
-            check_type(self.budget, "budget", Budget, "a verifier.Budget or None")
+            check_type(self.budget, "budget", Budget, "a specexact.Budget or None")
         check_type(self.stateful, "stateful", bool, "True or False")
         check_type(self.one_hot_target, "one_hot_target", bool, "True or False")
         check_choice(self.floats, "floats", ("float64", "float32", None))
@@ -129,7 +129,7 @@ class AuditOptions:
             raise InvalidArgument(msg)
         if self.processors is not None:
             check_type(self.processors, "processors", ProcessorPipeline,
-                       "a verifier.ProcessorPipeline or None")
+                       "a specexact.ProcessorPipeline or None")
             if self.kind != "step":
                 msg = (f"processors apply to steps, not to kind={self.kind!r} (for a "
                        "sampler, give the processed p instead)")
@@ -222,7 +222,7 @@ class _JointLawCounterexample:
 class StepCounterexample(_JointLawCounterexample):
     """Models on which a step's joint law over ``horizon`` tokens differs from the target's.
 
-    Wraps the step verdict of :func:`verifier.check_step`; ``target`` and
+    Wraps the step verdict of :func:`specexact.check_step`; ``target`` and
     ``draft`` map every prefix the failing run asked for to its row.
     """
 
@@ -252,7 +252,7 @@ class StepCounterexample(_JointLawCounterexample):
 class FloatCounterexample:
     """An exact (p, q) on which float code deviates beyond rounding, with its float verdict.
 
-    ``verdict`` is a :class:`~verifier.modes.floats.FloatVerdict`: the
+    ``verdict`` is a :class:`~specexact.modes.floats.FloatVerdict`: the
     deviation split into structure and rounding, and what it found.
     """
 
@@ -291,7 +291,7 @@ class FloatCounterexample:
 @dataclass(frozen=True)
 class CrossVocabCounterexample(_JointLawCounterexample):
     """Two vocabularies and models on which a cross-vocabulary step's law of text differs
-    from the target's (the verdict of :func:`verifier.crossvocab.check_crossvocab_step`)."""
+    from the target's (the verdict of :func:`specexact.crossvocab.check_crossvocab_step`)."""
 
     def model_lines(self) -> list[str]:
         lines: list[str] = self.verdict.models_lines()
@@ -317,7 +317,7 @@ class AuditResult:
     #: Steps: the horizon the joint law was judged at (given, or chosen from the step).
     horizon: int | None = None
     #: Samplers: what is proven about the witness's minimality
-    #: (:class:`properties.minimal.Minimality`), None when only shrunk greedily.
+    #: (:class:`specexact.properties.minimal.Minimality`), None when only shrunk greedily.
     minimality: Any = None
 
     @property
@@ -375,7 +375,7 @@ _SAMPLER_NAMES = frozenset({"p", "q"})
 
 
 def _binds(signature: inspect.Signature, count: int) -> bool:
-    # A step may take the processors (verifier.ProcessorPipeline) as a fifth argument.
+    # A step may take the processors (specexact.ProcessorPipeline) as a fifth argument.
     extra = {"processors": None} if count == 4 and "processors" in signature.parameters \
         else {}
     try:
@@ -480,9 +480,9 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     """Audit ``fn`` (a sampler or a step, per ``options.kind``): edge cases, then search.
 
     Returns a passing :class:`AuditResult` or the shrunk counterexample.
-    Raises :class:`~verifier.errors.Undecided` when some case could not be
+    Raises :class:`~specexact.errors.Undecided` when some case could not be
     decided and no violation was found, and
-    :class:`~verifier.errors.InvalidArgument` when ``fn`` cannot be called
+    :class:`~specexact.errors.InvalidArgument` when ``fn`` cannot be called
     with the kind's arguments.  ``progress(cases_done)`` is called as exact
     cases are checked.
     """
@@ -516,24 +516,24 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                 "torch.rand and numpy draw them) and judged for crashes and mass where the "
                 "target has none.")
     if opts.floats is not None:
-        from properties import search_floats
+        from specexact.properties import search_floats
 
         result = search_floats(fn, fmt=opts.floats, arrays=opts.arrays,
                                uniform_bits=opts.uniform_bits, **kwargs)
     elif opts.kind == "sampler":
-        from properties import search_sampler
+        from specexact.properties import search_sampler
 
         result = search_sampler(fn, uniform_bits=opts.uniform_bits,
                                 support_variants=variants, **kwargs)
     elif opts.kind == "cross-vocab":
-        from properties import search_crossvocab
+        from specexact.properties import search_crossvocab
 
         depth = opts.horizon if opts.horizon is not None else DEFAULT_HORIZON
         result = search_crossvocab(fn, horizon=depth, uniform_bits=opts.uniform_bits,
                                    support_variants=variants, **kwargs)
         result = replace(result, horizon=depth)
     else:
-        from properties import search_processed_step, search_step
+        from specexact.properties import search_processed_step, search_step
 
         # A step that takes processors and was given none is judged under a panel of
         # pipelines (one per processor kind, and stopping).

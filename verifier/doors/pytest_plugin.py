@@ -1,7 +1,7 @@
 """pytest plugin (registered through the ``pytest11`` entry point as ``specexact``).
 
-* Options for :func:`verifier.assert_preserves_target` and
-  :func:`verifier.assert_step_preserves_target`: ``--specexact-examples N``,
+* Options for :func:`specexact.assert_preserves_target` and
+  :func:`specexact.assert_step_preserves_target`: ``--specexact-examples N``,
   ``--specexact-seed N``, ``--specexact-vocab-sizes A..B`` and
   ``--specexact-horizon N`` on the command line, or the ini settings
   ``specexact_examples``, ``specexact_seed``, ``specexact_vocab_sizes`` and
@@ -11,7 +11,7 @@
 * Hypothesis: without ``--specexact-seed``, ``--hypothesis-seed`` seeds the
   search; with ``--hypothesis-profile``, the loaded profile's settings
   (max_examples, database, phases) are handed to the search.
-* ``assert law == p`` on a :class:`~verifier.Distribution` shows an exact
+* ``assert law == p`` on a :class:`~specexact.Distribution` shows an exact
   per-token diff; like the witness tables of failed assertions, it leaves
   out identical outcomes beyond the first few unless pytest runs with ``-vv``.
 """
@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from verifier.distribution import Distribution, total_variation
-from verifier.doors import assertions
-from verifier.doors.audit import parse_integer, parse_vocab_sizes
-from verifier.errors import InvalidArgument
-from verifier.tables import omit_identical, render_table, signed
+from specexact.distribution import Distribution, total_variation
+from specexact.doors import assertions
+from specexact.doors.audit import parse_integer, parse_vocab_sizes
+from specexact.errors import InvalidArgument
+from specexact.tables import omit_identical, render_table, signed
 
 _INI = {
     "specexact_examples": "generated cases per specexact assertion (default: the search's own)",

@@ -1,7 +1,7 @@
 """Turning audit results into text for people and JSON for programs.
 
 The JSON conventions (exact fraction strings, comma-joined prefixes) are
-:mod:`verifier.witness`'s; its helpers are re-exported here.
+:mod:`specexact.witness`'s; its helpers are re-exported here.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.doors.audit import (
+from specexact.doors.audit import (
     AuditResult,
     CrossVocabCounterexample,
     FloatCounterexample,
     SamplerCounterexample,
     StepCounterexample,
 )
-from verifier.witness import (
+from specexact.witness import (
     fraction_text,
     law_json,
     outcome_key,

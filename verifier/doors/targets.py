@@ -6,13 +6,25 @@ import difflib
 import importlib
 import importlib.util
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from verifier.errors import InvalidArgument
+from specexact.errors import InvalidArgument
 
 __all__ = ["article", "load_target"]
+
+#: Import names before specexact installed as one package; a target spelt the old way is
+#: still found (with a FutureWarning) when no module of that name exists.
+_RENAMED = {"verifier": "specexact", "properties": "specexact.properties",
+            "counterexamples": "specexact.counterexamples"}
+
+
+def _renamed(spec: str) -> str | None:
+    head, dot, rest = spec.partition(".")
+    new = _RENAMED.get(head)
+    return None if new is None else new + dot + rest
 
 
 def _load_module(spec: str) -> Any:
@@ -46,6 +58,11 @@ def _load_module(spec: str) -> Any:
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
+        renamed = _renamed(spec)
+        if renamed is not None and exc.name == spec.partition(".")[0]:
+            warnings.warn(f"target module {spec!r} is now {renamed!r}; the old name is "
+                          "deprecated", FutureWarning, stacklevel=2)
+            return _load_module(renamed)
         msg = f"cannot import module {spec!r}: {exc}"
         raise InvalidArgument(msg) from exc
     except Exception as exc:

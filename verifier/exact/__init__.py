@@ -7,16 +7,16 @@ the modes or the doors.
 
 from __future__ import annotations
 
-from verifier.exact.engine import enumerate_law, output_distribution
-from verifier.exact.random_source import (
+from specexact.exact.engine import enumerate_law, output_distribution
+from specexact.exact.random_source import (
     ExactRandom,
     LazyToken,
     LazyUniform,
     SeededRandom,
     check_uniform_bits,
 )
-from verifier.exact.tree import Budget, ChoiceTree, Chooser
-from verifier.exact.verdict import Comparison, Verdict, check_sampler, compare_laws, format_table
+from specexact.exact.tree import Budget, ChoiceTree, Chooser
+from specexact.exact.verdict import Comparison, Verdict, check_sampler, compare_laws, format_table
 
 __all__ = [
     "Budget",

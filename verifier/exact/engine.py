@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.distribution import Distribution, InvalidToken
-from verifier.exact.enumerator import enumerate_outcomes
-from verifier.exact.random_source import ExactRandom, LazyToken, LazyUniform, ValidatedRow
-from verifier.exact.tree import Budget, Chooser
-from verifier.numbers import as_distribution, check_same_vocabulary
+from specexact.distribution import Distribution, InvalidToken
+from specexact.exact.enumerator import enumerate_outcomes
+from specexact.exact.random_source import ExactRandom, LazyToken, LazyUniform, ValidatedRow
+from specexact.exact.tree import Budget, Chooser
+from specexact.numbers import as_distribution, check_same_vocabulary
 
 __all__ = ["enumerate_law", "output_distribution"]
 

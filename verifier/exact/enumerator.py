@@ -1,7 +1,7 @@
 """The one enumerator: every execution of a choice tree -> the exact law of what the code returns.
 
-Both the sampler path (:func:`verifier.exact.engine.enumerate_law`) and the
-step path (:func:`verifier.steps.enumeration.enumerate_step`) are adapters of
+Both the sampler path (:func:`specexact.exact.engine.enumerate_law`) and the
+step path (:func:`specexact.steps.enumeration.enumerate_step`) are adapters of
 :func:`enumerate_outcomes`; what differs between them is a parameter:
 
 * ``normalise(value, weight, chooser)`` turns what one execution returned
@@ -30,16 +30,16 @@ from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from verifier.errors import (
+from specexact.errors import (
     HiddenRandomness,
     SamplerFailure,
     SamplerRaised,
     Undecided,
     describe_exception,
 )
-from verifier.exact.guards import installed, swap_reporter
-from verifier.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
-from verifier.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
+from specexact.exact.guards import installed, swap_reporter
+from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
+from specexact.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
 
 __all__ = ["GlobalRandomWatch", "Slot", "enumerate_outcomes"]
 

@@ -9,7 +9,7 @@ enumeration, :func:`swap_reporter` around each execution), the guards replace
 * ``os.urandom`` (and the copy the :mod:`random` module keeps for
   ``random.SystemRandom``, which :mod:`secrets` uses): entropy from the
   operating system cannot be replayed, so no exact law exists.  The first
-  read is reported as :class:`~verifier.errors.HiddenRandomness`, the same
+  read is reported as :class:`~specexact.errors.HiddenRandomness`, the same
   verdict on every run, instead of relying on replay to notice a path that
   did not reproduce (which it does only by chance).
 
@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from verifier.errors import HiddenRandomness, SamplerFailure
+from specexact.errors import HiddenRandomness, SamplerFailure
 
 __all__ = ["ProcessExit", "installed", "swap_reporter"]
 

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import InvalidArgument, UnsupportedOperation
-from verifier.exact.tree import Chooser
-from verifier.numbers import to_fraction
-from verifier.validation import check_optional_integer
+from specexact.errors import InvalidArgument, UnsupportedOperation
+from specexact.exact.tree import Chooser
+from specexact.numbers import to_fraction
+from specexact.validation import check_optional_integer
 
 __all__ = [
     "ExactRandom",
@@ -224,7 +224,7 @@ class UniformRefusals:
     """What a lazy uniform refuses: it has no value to convert, round or raise to a power.
 
     Shared by the exact :class:`LazyUniform` and the symbolic prover's uniform;
-    each refusal is an :class:`~verifier.errors.UnsupportedOperation` from the
+    each refusal is an :class:`~specexact.errors.UnsupportedOperation` from the
     uniform's random source (``self._rng.unsupported``), so it is recorded even
     if the code under test swallows it.
     """
@@ -655,12 +655,12 @@ _OTHER_APIS: dict[str, str] = {
 }
 _OTHER_API_HINT: dict[str, str] = {
     "numpy.random.Generator's API": "audit numpy Generator code exactly with --numpy "
-                                    "(verifier.numpy_output_distribution), or with "
+                                    "(specexact.numpy_output_distribution), or with "
                                     "--statistical",
     "Python random's API": "rewrite the draws with rng.random() / rng.categorical, or "
                            "audit the code with --statistical",
     "torch.Generator's API": "audit torch code exactly with --torch "
-                             "(verifier.check_torch_sampler)",
+                             "(specexact.check_torch_sampler)",
 }
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Generic, NoReturn, TypeVar
 
-from verifier.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
-from verifier.validation import check_integer, check_positive_number, fail
+from specexact.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
+from specexact.validation import check_integer, check_positive_number, fail
 
 __all__ = ["Budget", "ChoiceTree", "Chooser", "hidden_randomness"]
 

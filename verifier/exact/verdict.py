@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.distribution import Distribution, InvalidToken, total_variation
-from verifier.errors import SamplerFailure
-from verifier.exact.engine import Sampler, output_distribution
-from verifier.exact.tree import Budget
-from verifier.numbers import as_distribution, check_same_vocabulary
-from verifier.tables import exact_text, omit_identical, render_table, signed
+from specexact.distribution import Distribution, InvalidToken, total_variation
+from specexact.errors import SamplerFailure
+from specexact.exact.engine import Sampler, output_distribution
+from specexact.exact.tree import Budget
+from specexact.numbers import as_distribution, check_same_vocabulary
+from specexact.tables import exact_text, omit_identical, render_table, signed
 
 __all__ = [
     "ComparedVerdict",
@@ -197,7 +197,7 @@ def check_sampler(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
 
     A sampler that raises on this valid input gives a failing verdict with
     ``crash`` set; an undecidable run (budget, hidden randomness,
-    unsupported operation) raises :class:`~verifier.errors.Undecided`.
+    unsupported operation) raises :class:`~specexact.errors.Undecided`.
 
     >>> def textbook(p, q, rng):
     ...     x = rng.categorical(q)

@@ -1,17 +1,17 @@
 """Ways of judging code other than the plain exact run: floats and grids, symbolic
-proofs, black-box statistics, and the torch adapter.  Built on :mod:`verifier.exact`.
+proofs, black-box statistics, and the torch adapter.  Built on :mod:`specexact.exact`.
 
-The symbolic prover is imported from :mod:`verifier.modes.symbolic` (it needs sympy).
+The symbolic prover is imported from :mod:`specexact.modes.symbolic` (it needs sympy).
 """
 
 from __future__ import annotations
 
-from verifier.modes.batched import batched_statistical_audit
-from verifier.modes.batched_chain import batched_chain_audit
-from verifier.modes.floats import FloatVerdict, check_floats, check_grid
-from verifier.modes.power import NeededSamples, Power, samples_needed, test_power
-from verifier.modes.statistical import StatisticalReport, statistical_audit
-from verifier.modes.torch_adapter import torch_sampler
+from specexact.modes.batched import batched_statistical_audit
+from specexact.modes.batched_chain import batched_chain_audit
+from specexact.modes.floats import FloatVerdict, check_floats, check_grid
+from specexact.modes.power import NeededSamples, Power, samples_needed, test_power
+from specexact.modes.statistical import StatisticalReport, statistical_audit
+from specexact.modes.torch_adapter import torch_sampler
 
 __all__ = [
     "FloatVerdict",

@@ -5,7 +5,7 @@ Real kernels take batches, so the statistical audit calls them that way:
 * a **sampler** is ``fn(P, Q, generator) -> tokens``, with ``P`` and ``Q`` of
   shape ``[N, V]`` (numpy float64 arrays, or torch tensors of ``dtype`` on
   ``device``) and ``tokens`` of shape ``[N]`` (or ``[N, 1]``);
-* a **chain step** (see :mod:`verifier.modes.batched_chain`) is
+* a **chain step** (see :mod:`specexact.modes.batched_chain`) is
   ``fn(draft_token_ids [N, k], draft_probs [N, k, V], target_probs
   [N, k + 1, V], generator) -> [N, k + 1]`` padded with -1.
 
@@ -23,7 +23,7 @@ Code that ignores the generator and draws from the global one is supported:
 the audit seeds numpy's and torch's global generators from ``seed`` (and
 sets torch to one thread) for the run, and restores them afterwards.
 
-The decision is the one of :mod:`verifier.modes.statistical`: certain
+The decision is the one of :mod:`specexact.modes.statistical`: certain
 failures (a draw where p = 0, an id outside the case's vocabulary, a
 non-integer result, an exception) fail outright; otherwise a G-test per case
 and Holm over the panel.  A pass says only that no bias of the stated size
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import InvalidArgument, Undecided
-from verifier.modes.statistical import (
+from specexact.errors import InvalidArgument, Undecided
+from specexact.modes.statistical import (
     DEFAULT_ALPHA,
     Case,
     Draws,
@@ -50,7 +50,7 @@ from verifier.modes.statistical import (
     default_panel,
     judge_counts,
 )
-from verifier.validation import check_choice, check_integer
+from specexact.validation import check_choice, check_integer
 
 __all__ = [
     "ARRAY_KINDS",
@@ -79,7 +79,7 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 def _require_numpy() -> Any:
-    from verifier.modes.statistical import _require  # same module family: one message
+    from specexact.modes.statistical import _require  # same module family: one message
 
     return _require("numpy")
 
@@ -176,7 +176,7 @@ class Backend:
                 msg = f"dtype={dtype!r} for numpy arrays must be 'float64' or 'float32'"
                 raise InvalidArgument(msg)
             return cls(kind, device, dtype, seed, layout, np)
-        from verifier.modes.exact_scalar import torch_module
+        from specexact.modes.exact_scalar import torch_module
 
         torch = torch_module("the batched torch audit")
         if device == "cuda" and not torch.cuda.is_available():
@@ -468,7 +468,7 @@ def batched_statistical_audit(fn: Callable[..., Any], *, samples: int | None = N
     (``dtype`` tensors on ``device``, a ``torch.Generator``) or ``"auto"``
     (torch when ``fn``'s module imports torch).  ``generators`` is the layout
     of the generator argument (see the module doc).  ``seed`` fixes every
-    draw; ``max_seconds`` bounds the run (:class:`~verifier.errors.Undecided`
+    draw; ``max_seconds`` bounds the run (:class:`~specexact.errors.Undecided`
     when it runs out); ``progress(done, total, detail)`` is called after each batch.
 
     >>> import numpy as np
@@ -486,7 +486,7 @@ def batched_statistical_audit(fn: Callable[..., Any], *, samples: int | None = N
     if not panel or not all(isinstance(c, Case) for c in panel):
         msg = "cases must be a non-empty sequence of Case (see Case.of)"
         raise InvalidArgument(msg)
-    from verifier.modes.statistical import _scipy_stats
+    from specexact.modes.statistical import _scipy_stats
 
     _scipy_stats()  # fail before any draw if scipy is missing
     units = units_of(panel, generators)

@@ -4,7 +4,7 @@ The code under test is ``fn(draft_token_ids [N, k], draft_probs [N, k, V],
 target_probs [N, k + 1, V], generator) -> [N, k + 1]``, each output row the
 tokens one verification step emits, padded with -1 after the first
 rejection (the last target row is the bonus row).  specexact plays the
-models: each case is a pair of exact toy models (:mod:`verifier.steps.models`),
+models: each case is a pair of exact toy models (:mod:`specexact.steps.models`),
 specexact draws the k drafts of every row itself from the draft model, reads
 both models' rows at the right prefixes and calls ``fn`` on the whole batch.
 Each row is decoded, step after step, until it has ``horizon`` tokens, and
@@ -15,7 +15,7 @@ tokens are not is caught.
 Rows of every case share each call (smaller vocabularies padded with
 zero-probability tokens), and rows at different depths of their decode
 share later calls.  Generators, seeding and the decision are those of
-:mod:`verifier.modes.batched`.
+:mod:`specexact.modes.batched`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import InvalidArgument
-from verifier.modes.batched import (
+from specexact.errors import InvalidArgument
+from specexact.modes.batched import (
     DEFAULT_BATCH_ROWS,
     Backend,
     Budget,
@@ -40,10 +40,10 @@ from verifier.modes.batched import (
     takes_generator,
     units_of,
 )
-from verifier.modes.statistical import DEFAULT_ALPHA, Case, StatisticalReport, judge_counts
-from verifier.numbers import as_distribution
-from verifier.steps.models import random_model_pair
-from verifier.validation import check_integer
+from specexact.modes.statistical import DEFAULT_ALPHA, Case, StatisticalReport, judge_counts
+from specexact.numbers import as_distribution
+from specexact.steps.models import random_model_pair
+from specexact.validation import check_integer
 
 __all__ = [
     "DEFAULT_CHAIN_SAMPLES",
@@ -179,7 +179,7 @@ def batched_chain_audit(fn: Callable[..., Any], *, gamma: int, horizon: int | No
     Each case gets ``samples`` decoded sequences of ``horizon`` tokens
     (default ``min(gamma + 1, 4)``), tested against the target's exact joint
     law; the other options are those of
-    :func:`verifier.modes.batched.batched_statistical_audit`.
+    :func:`specexact.modes.batched.batched_statistical_audit`.
     """
     check_integer(gamma, "gamma", min_value=1)
     horizon = min(gamma + 1, 4) if horizon is None else horizon
@@ -193,7 +193,7 @@ def batched_chain_audit(fn: Callable[..., Any], *, gamma: int, horizon: int | No
         msg = "cases must be a non-empty sequence of ChainCase"
         raise InvalidArgument(msg)
     np = backend.np
-    from verifier.modes.statistical import _scipy_stats
+    from specexact.modes.statistical import _scipy_stats
 
     _scipy_stats()
     trie = _build(panel, horizon, gamma, np)

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import MissingDependency
+from specexact.errors import MissingDependency
 
 __all__ = ["ExactScalar", "exact_inputs", "float_casts", "numpy_module", "torch_module"]
 

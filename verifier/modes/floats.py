@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, final
 
-from verifier.distribution import Distribution, total_variation
-from verifier.errors import InvalidArgument, SamplerFailure, Undecided
-from verifier.exact.engine import Sampler, enumerate_law
-from verifier.exact.random_source import check_uniform_bits
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import compare_laws, tokens_only
-from verifier.modes.exact_scalar import exact_inputs, float_casts, numpy_module
-from verifier.numbers import as_weights, check_same_vocabulary
-from verifier.tables import exact_text, render_table, signed
-from verifier.validation import check_type, fail
-from verifier.witness import law_json
+from specexact.distribution import Distribution, total_variation
+from specexact.errors import InvalidArgument, SamplerFailure, Undecided
+from specexact.exact.engine import Sampler, enumerate_law
+from specexact.exact.random_source import check_uniform_bits
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import compare_laws, tokens_only
+from specexact.modes.exact_scalar import exact_inputs, float_casts, numpy_module
+from specexact.numbers import as_weights, check_same_vocabulary
+from specexact.tables import exact_text, render_table, signed
+from specexact.validation import check_type, fail
+from specexact.witness import law_json
 
 __all__ = [
     "FORMATS",
@@ -384,7 +384,7 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
     skips the float run (see :func:`check_grid`).  ``uniform_bits=K`` models
     ``rng.random()`` as the K-bit grid in the grid and float runs.
 
-    Returns a :class:`FloatVerdict`.  Raises :class:`~verifier.errors.Undecided`
+    Returns a :class:`FloatVerdict`.  Raises :class:`~specexact.errors.Undecided`
     when no verdict is possible: budget, hidden randomness, or code that only
     fails on exact values / casts them to float so that rounding and
     structure cannot be told apart.

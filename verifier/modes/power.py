@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.errors import InvalidArgument
-from verifier.numbers import to_fraction
-from verifier.validation import check_choice, check_integer
+from specexact.errors import InvalidArgument
+from specexact.numbers import to_fraction
+from specexact.validation import check_choice, check_integer
 
 __all__ = [
     "DEFAULT_REPLICATES",
@@ -202,7 +202,7 @@ def _flags_chi2(counts: Any, n: int, laws: _Laws, d: _Design, np: Any, stats: An
 
 
 def _flags_g(counts: Any, n: int, laws: _Laws, d: _Design, np: Any, stats: Any) -> Any:
-    from verifier.modes.statistical import _cells
+    from specexact.modes.statistical import _cells
 
     cells = _cells(laws.p, n)
     flagged = _off_support(counts, laws, np)
@@ -315,7 +315,7 @@ def _exact_two(laws: _Laws, n: int, d: _Design, np: Any, stats: Any) -> float | 
 
 
 def _modules() -> tuple[Any, Any]:
-    from verifier.modes.statistical import _require
+    from specexact.modes.statistical import _require
 
     return _require("numpy"), _require("scipy.stats")
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.errors import InvalidArgument, MissingDependency, Undecided
-from verifier.numbers import as_distribution, check_same_vocabulary
-from verifier.tables import render_table
-from verifier.validation import check_integer
+from specexact.errors import InvalidArgument, MissingDependency, Undecided
+from specexact.numbers import as_distribution, check_same_vocabulary
+from specexact.tables import render_table
+from specexact.validation import check_integer
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -421,10 +421,10 @@ def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, see
     ``cases`` defaults to :func:`default_panel`; ``seed`` fixes every draw
     (each case gets its own stream from ``numpy.random.SeedSequence(seed)``);
     ``alpha`` is the family-wise false-positive rate.  Raises
-    :class:`~verifier.errors.Undecided` if ``max_seconds`` (default: no
+    :class:`~specexact.errors.Undecided` if ``max_seconds`` (default: no
     limit) runs out.  ``progress(done, total, detail)`` is called as draws
     advance.  For code that takes whole batches, see
-    :func:`verifier.modes.batched.batched_statistical_audit` (much faster).
+    :func:`specexact.modes.batched.batched_statistical_audit` (much faster).
     """
     samples = DEFAULT_SAMPLES if samples is None else samples
     check_integer(samples, "samples", min_value=1)

@@ -1,9 +1,9 @@
 """Audit torch samplers statistically: ``fn(p, q, generator)`` with CPU tensors.
 
 Importing this module does not import torch; :func:`torch_sampler` does, and
-raises :class:`~verifier.errors.MissingDependency` when torch is absent.
+raises :class:`~specexact.errors.MissingDependency` when torch is absent.
 
->>> from verifier.modes.statistical import statistical_audit
+>>> from specexact.modes.statistical import statistical_audit
 >>> statistical_audit(torch_sampler(my_torch_fn), seed=0)   # doctest: +SKIP
 """
 
@@ -13,8 +13,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from verifier.errors import InvalidArgument
-from verifier.modes.exact_scalar import torch_module
+from specexact.errors import InvalidArgument
+from specexact.modes.exact_scalar import torch_module
 
 __all__ = ["torch_sampler"]
 
@@ -40,7 +40,7 @@ def torch_sampler(fn: Callable[..., Any], *, dtype: str = "float32"
                "'float64', 'float16', 'bfloat16'")
         raise InvalidArgument(msg)
     state: dict[str, Any] = {"rng": None, "generator": None}
-    from verifier.modes.batched import takes_generator
+    from specexact.modes.batched import takes_generator
 
     # fn(p, q) draws from torch's global generator: called without one (the CLI
     # seeds the global generator from --seed).

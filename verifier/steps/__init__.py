@@ -1,10 +1,10 @@
 """Multi-step decoding, exactly: toy models, processors and stopping, per-prefix step
-laws, decode composition, step verdicts and efficiency.  Built on :mod:`verifier.exact`.
+laws, decode composition, step verdicts and efficiency.  Built on :mod:`specexact.exact`.
 """
 
 from __future__ import annotations
 
-from verifier.steps.decode import (
+from specexact.steps.decode import (
     CacheDivergence,
     DecodeClock,
     Step,
@@ -12,7 +12,7 @@ from verifier.steps.decode import (
     step_law,
     target_distribution,
 )
-from verifier.steps.efficiency import (
+from specexact.steps.efficiency import (
     StepEfficiency,
     acceptance_upper_bound,
     draft_law_iid,
@@ -21,7 +21,7 @@ from verifier.steps.efficiency import (
     iid_expected_tokens,
     step_efficiency,
 )
-from verifier.steps.models import (
+from specexact.steps.models import (
     CachedModel,
     ContextFreeModel,
     DeferredList,
@@ -31,7 +31,7 @@ from verifier.steps.models import (
     TableModel,
     random_model_pair,
 )
-from verifier.steps.processors import (
+from specexact.steps.processors import (
     BadWords,
     FrequencyPenalty,
     LogitBias,
@@ -44,7 +44,7 @@ from verifier.steps.processors import (
     Stopping,
     TokenGrammar,
 )
-from verifier.steps.verdict import (
+from specexact.steps.verdict import (
     DecodeComparison,
     StepVerdict,
     check_step,

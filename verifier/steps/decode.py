@@ -13,10 +13,10 @@ token, so processing states by prefix length visits each exactly once.
 Tokens the step returns untouched stay lazy and are folded without branching;
 output beyond the horizon is cut off before folding, so a lazy token past the
 horizon is never expanded.  A model row whose prefix holds a token nobody has
-inspected yet is looked up only when read (see ``verifier.steps.models``), so
+inspected yet is looked up only when read (see ``specexact.steps.models``), so
 drafts after a rejection are not branched on.  The per-prefix enumeration is
-:mod:`verifier.steps.enumeration`, an adapter of the one enumerator
-(:mod:`verifier.exact.enumerator`).
+:mod:`specexact.steps.enumeration`, an adapter of the one enumerator
+(:mod:`specexact.exact.enumerator`).
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from verifier.distribution import Distribution
-from verifier.errors import BudgetExceeded, InvalidArgument
-from verifier.exact.tree import Budget
-from verifier.steps.enumeration import enumerate_step
-from verifier.steps.models import CachedModel, RecordingModel, StatefulModel
-from verifier.steps.processors import ProcessorPipeline
-from verifier.validation import check_integer, fail
+from specexact.distribution import Distribution
+from specexact.errors import BudgetExceeded, InvalidArgument
+from specexact.exact.tree import Budget
+from specexact.steps.enumeration import enumerate_step
+from specexact.steps.models import CachedModel, RecordingModel, StatefulModel
+from specexact.steps.processors import ProcessorPipeline
+from specexact.validation import check_integer, fail
 
 __all__ = [
     "CacheDivergence",
@@ -97,7 +97,7 @@ class _Side:
             self.handed = self.recorder
         else:
             msg = (f"{name}={model!r} is not a model; give a callable prefix -> "
-                   "probabilities, or a stateful model such as verifier.steps.models.CachedModel")
+                   "probabilities, or a stateful model such as specexact.steps.models.CachedModel")
             raise InvalidArgument(msg)
 
     @property
@@ -144,10 +144,10 @@ class DecodeClock:
     """One time budget across the many enumerations of a decode.
 
     ``next_budget(resolved)`` is the budget of the next enumeration: ``budget`` with
-    ``max_seconds`` cut to what is left, or :class:`~verifier.errors.BudgetExceeded`
+    ``max_seconds`` cut to what is left, or :class:`~specexact.errors.BudgetExceeded`
     (``"{what} exceeded max_seconds=..."``, with the mass resolved so far) when
-    nothing is left.  Shared by the decodes of :mod:`verifier.steps` and
-    :mod:`verifier.crossvocab`.
+    nothing is left.  Shared by the decodes of :mod:`specexact.steps` and
+    :mod:`specexact.crossvocab`.
     """
 
     def __init__(self, budget: Budget | None, what: str = "decoding") -> None:
@@ -180,7 +180,7 @@ def _check_processors(processors: Any) -> ProcessorPipeline | None:
     if processors is None:
         return None
     if not isinstance(processors, ProcessorPipeline):
-        fail("processors", processors, "a verifier.ProcessorPipeline or None")
+        fail("processors", processors, "a specexact.ProcessorPipeline or None")
     return None if processors.identity else processors
 
 
@@ -328,19 +328,19 @@ def decode_distribution(step: Step, target: Any, draft: Any, horizon: int, *,
     """Exact joint law of the first ``horizon`` tokens emitted by running ``step`` repeatedly.
 
     ``target`` and ``draft`` are models (callables ``prefix -> probabilities``)
-    or stateful :class:`~verifier.steps.models.CachedModel` objects.  The result maps
+    or stateful :class:`~specexact.steps.models.CachedModel` objects.  The result maps
     each tuple of ``horizon`` token ids to its probability.  With ``processors``
-    (a :class:`~verifier.steps.processors.ProcessorPipeline`) the step is called with
+    (a :class:`~specexact.steps.processors.ProcessorPipeline`) the step is called with
     ``processors=`` and a sequence that stopped is kept shorter than ``horizon``.
 
-    Raises :class:`~verifier.errors.InvalidOutput` when the step returns an
+    Raises :class:`~specexact.errors.InvalidOutput` when the step returns an
     empty tuple, a non-token or an id outside the vocabulary,
-    :class:`~verifier.errors.SamplerRaised` when it raises (the prefix is in
-    the error's context), :class:`~verifier.errors.InvalidDistribution` for a
+    :class:`~specexact.errors.SamplerRaised` when it raises (the prefix is in
+    the error's context), :class:`~specexact.errors.InvalidDistribution` for a
     malformed model row (naming the prefix), and
-    :class:`~verifier.errors.BudgetExceeded` when it does not finish.
+    :class:`~specexact.errors.BudgetExceeded` when it does not finish.
 
-    >>> from verifier.steps.models import ContextFreeModel
+    >>> from specexact.steps.models import ContextFreeModel
     >>> def plain(target, draft, prefix, rng):
     ...     return (rng.categorical(target(prefix)),)
     >>> decode_distribution(plain, ContextFreeModel(["1/3", "2/3"]), None, 2)
@@ -377,7 +377,7 @@ def target_distribution(target: Any, horizon: int, *, budget: Budget | None = No
     With ``processors``, each row is the processed law after the emitted prefix and a
     sequence that stopped (EOS, a stop sequence, max_new_tokens) ends there.
 
-    >>> from verifier.steps.models import ContextFreeModel
+    >>> from specexact.steps.models import ContextFreeModel
     >>> target_distribution(ContextFreeModel(["1/2", "1/2"]), 1)
     Distribution({(0,): 1/2, (1,): 1/2})
     """

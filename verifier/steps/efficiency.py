@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.distribution import Distribution
-from verifier.errors import InvalidArgument
-from verifier.exact.tree import Budget
-from verifier.numbers import as_distribution
-from verifier.steps.decode import Step, step_law
-from verifier.validation import check_integer
+from specexact.distribution import Distribution
+from specexact.errors import InvalidArgument
+from specexact.exact.tree import Budget
+from specexact.numbers import as_distribution
+from specexact.steps.decode import Step, step_law
+from specexact.validation import check_integer
 
 __all__ = [
     "StepEfficiency",
@@ -79,7 +79,7 @@ def step_efficiency(step: Step, target: Any, draft: Any, prefix: Sequence[int] =
                     uniform_bits: int | None = None) -> StepEfficiency:
     """Exact tokens per target call, acceptance per position and accepted-length law.
 
-    >>> from verifier.steps.models import ContextFreeModel
+    >>> from specexact.steps.models import ContextFreeModel
     >>> def plain(target, draft, prefix, rng):
     ...     return (rng.categorical(target(prefix)),)
     >>> step_efficiency(plain, ContextFreeModel(["1/2", "1/2"]), None).expected_tokens

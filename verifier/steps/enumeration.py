@@ -1,6 +1,6 @@
 """The exact law of one call of a decoding step: the one enumerator, adapted to tuples of tokens.
 
-This is :func:`verifier.exact.enumerator.enumerate_outcomes` with what a
+This is :func:`specexact.exact.enumerator.enumerate_outcomes` with what a
 step returns as its outcome:
 
 * the output is validated at each leaf (a non-empty tuple of ids of the
@@ -18,11 +18,11 @@ from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any
 
-from verifier.distribution import InvalidToken
-from verifier.errors import InvalidOutput
-from verifier.exact.enumerator import enumerate_outcomes
-from verifier.exact.random_source import ExactRandom, LazyToken, LazyUniform
-from verifier.exact.tree import Budget, Chooser
+from specexact.distribution import InvalidToken
+from specexact.errors import InvalidOutput
+from specexact.exact.enumerator import enumerate_outcomes
+from specexact.exact.random_source import ExactRandom, LazyToken, LazyUniform
+from specexact.exact.tree import Budget, Chooser
 
 __all__ = ["enumerate_step"]
 
@@ -30,7 +30,7 @@ Prefix = tuple[int, ...]
 #: The random source handed to steps: the one exact source (its fast paths
 #: serve the sampler path too); a module attribute so a test can swap it.
 StepRandom = ExactRandom
-#: The stateful-model interface (verifier.steps.models.CachedModel).
+#: The stateful-model interface (specexact.steps.models.CachedModel).
 _CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
                             "rollback", "reset"})
 
@@ -92,11 +92,11 @@ def _stateless_hint(exc: Exception) -> str:
     if isinstance(exc, AttributeError) and getattr(exc, "name", None) == "vocab":
         return (" (the step reads model.vocab, so it looks like a cross-vocabulary step: "
                 "audit it with --kind cross-vocab, or check it with "
-                "verifier.check_crossvocab_step)")
+                "specexact.check_crossvocab_step)")
     if isinstance(exc, AttributeError) and getattr(exc, "name", None) in _CACHE_METHODS:
         return (" (the step was handed stateless models, model(prefix); a step using "
                 "the cache interface needs stateful ones: wrap them in "
-                "verifier.steps.models.CachedModel, pass stateful=True to the search, or "
+                "specexact.steps.models.CachedModel, pass stateful=True to the search, or "
                 "specexact audit --stateful)")
     return ""
 

@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequen
 from fractions import Fraction
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from verifier.errors import InvalidArgument, InvalidDistribution
-from verifier.exact.random_source import LazyToken, RowSource, ValidatedRow
-from verifier.numbers import as_distribution
-from verifier.validation import check_choice, check_integer, fail
+from specexact.errors import InvalidArgument, InvalidDistribution
+from specexact.exact.random_source import LazyToken, RowSource, ValidatedRow
+from specexact.numbers import as_distribution
+from specexact.validation import check_choice, check_integer, fail
 
 __all__ = [
     "MODEL_KINDS",
@@ -312,7 +312,7 @@ class RecordingModel:
 
     Each row must be a distribution of the vocabulary's length (the first row
     fixes it unless ``vocab_size`` is given); a bad row raises
-    :class:`~verifier.errors.InvalidDistribution` naming the prefix.  The
+    :class:`~specexact.errors.InvalidDistribution` naming the prefix.  The
     caller gets a fresh ``list`` each time, so a step that edits it in place
     cannot corrupt later rows.
     """
@@ -455,7 +455,7 @@ class DeferredList(MutableSequence[_T]):
     ``copy()``, ``+``); ``len()`` needs no lookup when :meth:`_known_length`
     knows it.  Unhashable; equality is the subclass's business.  The base of the
     deferred rows of a recorded model here and of a symbolic step model
-    (:mod:`verifier.modes.symbolic.step_source`).
+    (:mod:`specexact.modes.symbolic.step_source`).
     """
 
     __slots__ = ("_items",)

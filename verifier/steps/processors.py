@@ -18,7 +18,7 @@ with rational factors, so the processed law stays exact:
   :class:`LogitBias` by a fixed factor per token (0 bans it).  On logits
   these are additive shifts ``log(factor)``; a rational factor is the exact
   stand-in.
-* :class:`Warp` applies a stateless transform of :mod:`verifier.pipelines`
+* :class:`Warp` applies a stateless transform of :mod:`specexact.pipelines`
   (min-p, top-k, top-p, temperature 1/m); the pipeline wraps those itself.
 * :class:`BadWords`, :class:`NoRepeatNGram`, :class:`TokenGrammar` (a small
   DFA over tokens, applied after a reasoning-boundary token) and
@@ -31,7 +31,7 @@ is undefined (engines produce NaN there): :class:`ProcessorsExhausted`.
 A step given processors is called ``step(target, draft, prefix, rng,
 processors=pipeline)`` and must apply them itself at every verified position
 and at the bonus position, and stop where the sequence stops; the reference
-is the processed target's joint law (see :func:`verifier.check_step`).
+is the processed target's joint law (see :func:`specexact.check_step`).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol, final, runtime_checkable
 
-from verifier.errors import InvalidArgument, InvalidDistribution
-from verifier.numbers import to_fraction
-from verifier.pipelines import MinP, Temperature, TopK, TopP
-from verifier.validation import check_integer, fail
+from specexact.errors import InvalidArgument, InvalidDistribution
+from specexact.numbers import to_fraction
+from specexact.pipelines import MinP, Temperature, TopK, TopP
+from specexact.validation import check_integer, fail
 
 __all__ = [
     "NO_PROCESSORS",
@@ -223,7 +223,7 @@ class LogitBias:
 @final
 @dataclass(frozen=True)
 class Warp:
-    """A stateless transform of :mod:`verifier.pipelines` (min-p, top-k, top-p, temperature)."""
+    """A stateless transform of :mod:`specexact.pipelines` (min-p, top-k, top-p, temperature)."""
 
     transform: Any
 
@@ -484,7 +484,7 @@ class ProcessorPipeline:
             fail("processors", self.processors, "a tuple of processors")
         object.__setattr__(self, "processors", tuple(_as_processor(p) for p in items))
         if not isinstance(self.stopping, Stopping):
-            fail("stopping", self.stopping, "a verifier.Stopping")
+            fail("stopping", self.stopping, "a specexact.Stopping")
 
     @property
     def identity(self) -> bool:

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, final
 
-from verifier.distribution import Distribution
-from verifier.errors import SamplerFailure
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import ComparedVerdict, compare_laws
-from verifier.steps.decode import (
+from specexact.distribution import Distribution
+from specexact.errors import SamplerFailure
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import ComparedVerdict, compare_laws
+from specexact.steps.decode import (
     CacheDivergence,
     DecodeClock,
     DecodeRun,
@@ -22,10 +22,10 @@ from verifier.steps.decode import (
     _prepare,
     _target_law,
 )
-from verifier.steps.models import format_prefix
-from verifier.steps.processors import ProcessorPipeline, ProcessorsExhausted
-from verifier.tables import exact_text, omit_identical, render_table, signed
-from verifier.witness import step_witness_json
+from specexact.steps.models import format_prefix
+from specexact.steps.processors import ProcessorPipeline, ProcessorsExhausted
+from specexact.tables import exact_text, omit_identical, render_table, signed
+from specexact.witness import step_witness_json
 
 __all__ = [
     "DecodeComparison",
@@ -280,21 +280,21 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
                processors: ProcessorPipeline | None = None) -> StepVerdict:
     """Decode exactly with ``step`` and compare the joint law with the target's own.
 
-    With ``processors`` (a :class:`~verifier.steps.processors.ProcessorPipeline`)
+    With ``processors`` (a :class:`~specexact.steps.processors.ProcessorPipeline`)
     the reference is the processed target's joint law, where a sequence that
     stopped (EOS, a stop sequence, max_new_tokens) ends; the step is called with
     ``processors=pipeline`` (a step without that parameter ignores them) and must
     apply them at every position it emits and stop where the sequence stops.
     Where the processors leave no token on the processed target's own path (also
     past the horizon, where a step reads its bonus row),
-    :class:`~verifier.steps.processors.ProcessorsExhausted` is raised.
+    :class:`~specexact.steps.processors.ProcessorsExhausted` is raised.
 
     A step that raises, or returns something that is not a non-empty tuple
     of token ids, gives a failing verdict with ``crash`` set; a stateful
     model whose cache is not exactly the emitted prefix after some step sets
     ``cache_divergence``.  Undecidable runs raise
-    :class:`~verifier.errors.Undecided`; malformed models raise
-    :class:`~verifier.errors.InvalidInput`.
+    :class:`~specexact.errors.Undecided`; malformed models raise
+    :class:`~specexact.errors.InvalidInput`.
     """
     horizon = _check_horizon(horizon)
     pipeline = _check_processors(processors)

@@ -6,6 +6,6 @@ was found, 2 a usage error or no verdict was possible.
 
 from __future__ import annotations
 
-from verifier.doors.cli.main import main
+from specexact.doors.cli.main import main
 
 __all__ = ["main"]

@@ -9,18 +9,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, TextIO
 
-from verifier.doors.audit import (
+from specexact.doors.audit import (
     DEFAULT_HORIZON,
     AuditOptions,
     audit,
     detect_kind,
     parse_vocab_sizes,
 )
-from verifier.doors.cli.parallel import check_jobs
-from verifier.doors.cli.progress import Progress
-from verifier.doors.report import result_human, result_json
-from verifier.doors.targets import article, load_target
-from verifier.errors import InvalidArgument
+from specexact.doors.cli.parallel import check_jobs
+from specexact.doors.cli.progress import Progress
+from specexact.doors.report import result_human, result_json
+from specexact.doors.targets import article, load_target
+from specexact.errors import InvalidArgument
 
 __all__ = ["audit_target", "check_modes", "options_from_args"]
 
@@ -92,7 +92,7 @@ def _processors(args: argparse.Namespace, kind: str) -> Any:
     if kind == "sampler":
         msg = "--processors applies to steps only; this target is audited as a sampler"
         raise InvalidArgument(msg)
-    from verifier.steps.processors import ProcessorPipeline
+    from specexact.steps.processors import ProcessorPipeline
 
     try:
         pipeline: Any = load_target(name)
@@ -102,7 +102,7 @@ def _processors(args: argparse.Namespace, kind: str) -> Any:
         pipeline = None  # a value that is not callable: not a pipeline either
     if not isinstance(pipeline, ProcessorPipeline):
         what = "" if pipeline is None else f" is {article(type(pipeline).__name__)},"
-        msg = (f"--processors {name}{what} must name a verifier.ProcessorPipeline "
+        msg = (f"--processors {name}{what} must name a specexact.ProcessorPipeline "
                "(processors and stopping), e.g. module:PIPELINE")
         raise InvalidArgument(msg)
     return pipeline
@@ -134,13 +134,13 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
     (``torch.rand`` on its dtype's grid, judged for support violations and crashes);
     without it, refuse torch code that draws from torch's generators (the engine
     could only call it hidden randomness)."""
-    from verifier.modes.torch_exact import torch_randomness_reason
+    from specexact.modes.torch_exact import torch_randomness_reason
 
     if getattr(args, "numpy", False):
         if getattr(args, "torch", False) or kind != "sampler":
             msg = "--numpy applies to samplers fn(p, q, rng), without --torch"
             raise InvalidArgument(msg)
-        from verifier.modes.torch_exact.numpy_generator import numpy_rng_sampler
+        from specexact.modes.torch_exact.numpy_generator import numpy_rng_sampler
         return numpy_rng_sampler(fn), "sampler", ()
     if kind == "cross-vocab" and getattr(args, "torch", False):
         msg = "--torch applies to samplers and same-vocabulary steps, not --kind cross-vocab"
@@ -159,13 +159,13 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
     _check_signature(fn, args.signature)
     faithful = args.uniform == "dtype"
     if args.signature == "single":
-        from verifier.modes.torch_exact import torch_rng_sampler
+        from specexact.modes.torch_exact import torch_rng_sampler
 
         sampler = torch_rng_sampler(fn, dtype=args.dtype, uniform="continuous")
         variants: Variants = ((torch_rng_sampler(fn, dtype=args.dtype, uniform="dtype"),
                                None),) if faithful else ()
         return sampler, "sampler", variants
-    from verifier.modes.torch_exact import torch_step
+    from specexact.modes.torch_exact import torch_step
 
     horizon = args.horizon if args.horizon is not None else DEFAULT_HORIZON
 
@@ -204,7 +204,7 @@ def _check_signature(fn: Any, signature: str) -> None:
     or it cannot take the --signature's arguments."""
     import inspect
 
-    from verifier.modes.torch_exact.unwrap import unwrap
+    from specexact.modes.torch_exact.unwrap import unwrap
 
     try:
         parameters = inspect.signature(unwrap(fn))
@@ -242,7 +242,7 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     fn, kind = resolve(target, args.kind)
     if args.statistical:
         # The code runs on its own randomness, numpy or torch: no exact-mode wrapping.
-        from verifier.doors.cli.statistical_cmd import statistical_command
+        from specexact.doors.cli.statistical_cmd import statistical_command
 
         args.resolved_kind = "step" if args.signature == "chain" else kind
         with _quiet_stdout(args.json, err):
@@ -253,7 +253,7 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     options = replace(options_from_args(args, kind), support_variants=variants,
                       grid_check=args.uniform == "dtype")
     if args.floats or (args.uniform_bits is not None and kind == "sampler"):
-        from verifier.doors.cli.modes_cmd import float_audit
+        from specexact.doors.cli.modes_cmd import float_audit
 
         with _quiet_stdout(args.json, err):
             return float_audit(fn, target, args, options, out=out, err=err)

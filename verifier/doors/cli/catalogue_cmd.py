@@ -9,32 +9,32 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from verifier.doors.audit import (
+from specexact.doors.audit import (
     AuditOptions,
     CrossVocabCounterexample,
     SamplerCounterexample,
     StepCounterexample,
     audit,
 )
-from verifier.doors.cli.parallel import run_jobs
-from verifier.doors.cli.progress import Progress
-from verifier.doors.report import fraction_text, model_lines, vector_text
-from verifier.errors import InvalidArgument, SamplerFailure, SpecexactError, Undecided
-from verifier.exact.verdict import check_sampler
-from verifier.tables import render_table
-from verifier.witness import SamplerWitness, sampler_case_json, step_witness_json
+from specexact.doors.cli.parallel import run_jobs
+from specexact.doors.cli.progress import Progress
+from specexact.doors.report import fraction_text, model_lines, vector_text
+from specexact.errors import InvalidArgument, SamplerFailure, SpecexactError, Undecided
+from specexact.exact.verdict import check_sampler
+from specexact.tables import render_table
+from specexact.witness import SamplerWitness, sampler_case_json, step_witness_json
 
 __all__ = ["audit_catalogue", "explain", "list_catalogue"]
 
 
 def _entries() -> Sequence[Any]:
-    from counterexamples import catalogue
+    from specexact.counterexamples import catalogue
 
     return tuple(catalogue())
 
 
 def _get(name: str) -> Any:
-    from counterexamples import get
+    from specexact.counterexamples import get
 
     try:
         return get(name)
@@ -89,7 +89,7 @@ def _witness_json(entry: Any) -> Any:
 
 def _crossvocab_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
     """A cross-vocabulary rule's stored witness, re-run exactly: JSON and the evidence."""
-    from verifier.crossvocab import check_crossvocab_step
+    from specexact.crossvocab import check_crossvocab_step
 
     witness = entry.witness
     verdict = check_crossvocab_step(entry.rule, witness.target, witness.draft, witness.horizon)
@@ -104,7 +104,7 @@ def _crossvocab_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
 
 def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
     """A step rule's stored witness, re-run exactly: JSON and the human evidence."""
-    from verifier import check_step
+    from specexact import check_step
 
     witness = entry.witness
     verdict = check_step(entry.rule, witness.target, witness.draft, witness.horizon,
@@ -232,7 +232,7 @@ def _importable(rule: Any) -> str | None:
     module, name = getattr(rule, "__module__", None), getattr(rule, "__qualname__", None)
     if not module or not name or "<" in name:
         return None
-    from verifier.doors.targets import load_target
+    from specexact.doors.targets import load_target
 
     try:
         loaded = load_target(f"{module}:{name}")

@@ -16,8 +16,8 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from verifier.doors.audit import parse_integer
-from verifier.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
+from specexact.doors.audit import parse_integer
+from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
 
 __all__ = ["build_parser", "main"]
 
@@ -89,11 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="steps: number of emitted tokens whose joint law is compared; "
                             "cross-vocab: number of characters of text (default 3)")
     audit.add_argument("--stateful", action="store_true",
-                       help="steps: hand the step stateful models (verifier.CachedModel: "
+                       help="steps: hand the step stateful models (specexact.CachedModel: "
                             "next_distribution, append, rollback, ...) and check that each "
                             "cache holds exactly the emitted prefix after every step")
     audit.add_argument("--processors", metavar="MODULE:NAME",
-                       help="steps: a verifier.ProcessorPipeline (processors and stopping) "
+                       help="steps: a specexact.ProcessorPipeline (processors and stopping) "
                             "the step is called with as processors=...; the reference is "
                             "then the processed target's joint law")
     audit.add_argument("--examples", type=_nonnegative_int, metavar="N",
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     formats.add_argument("--markdown", action="store_true",
                          help="print a Markdown table (the README's catalogue table)")
 
-    from verifier.doors.cli.power_cmd import add_power_parser
+    from specexact.doors.cli.power_cmd import add_power_parser
 
     add_power_parser(sub)
     return parser
@@ -169,7 +169,7 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
     torch_mode = audit.add_argument_group(
         "torch exact mode",
         "For unmodified torch code: torch.rand, multinomial, exponential races and "
-        "generators are modelled exactly (see verifier.modes.torch_exact).")
+        "generators are modelled exactly (see specexact.modes.torch_exact).")
     torch_mode.add_argument("--torch", action="store_true",
                             help="run the target as torch code in exact mode")
     torch_mode.add_argument("--numpy", action="store_true",
@@ -287,33 +287,33 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "audit":
         if args.target is None:
-            from verifier.doors.cli.catalogue_cmd import audit_catalogue
+            from specexact.doors.cli.catalogue_cmd import audit_catalogue
 
             _check_catalogue_options(args)
 
             jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
             return audit_catalogue(as_json=args.json, jobs=jobs, examples=args.examples,
                                    seed=args.seed, out=out, err=err)
-        from verifier.doors.cli.audit_cmd import audit_target
+        from specexact.doors.cli.audit_cmd import audit_target
 
         return audit_target(args, out=out, err=err)
     if args.command == "prove":
-        from verifier.doors.cli.prove_cmd import run_prove
+        from specexact.doors.cli.prove_cmd import run_prove
 
         code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
                               err=err, first=args.first, uniform_bits=args.uniform_bits,
                               kind=args.kind, horizon=args.horizon)
         return code
     if args.command == "explain":
-        from verifier.doors.cli.catalogue_cmd import explain
+        from specexact.doors.cli.catalogue_cmd import explain
 
         return explain(args.name, as_json=args.json, out=out)
     if args.command == "catalogue":
-        from verifier.doors.cli.catalogue_cmd import list_catalogue
+        from specexact.doors.cli.catalogue_cmd import list_catalogue
 
         return list_catalogue(as_json=args.json, markdown=args.markdown, out=out)
     if args.command == "power":
-        from verifier.doors.cli.power_cmd import run_power
+        from specexact.doors.cli.power_cmd import run_power
 
         return run_power(args, out=out, err=err)
     msg = f"unknown command {args.command!r}"

@@ -1,9 +1,9 @@
 """``audit TARGET --floats`` and ``--uniform-bits K``.
 
-Float and grid modes run :func:`properties.search_floats`: the sampler
-search whose cases are judged by :mod:`verifier.modes.floats`, which splits
+Float and grid modes run :func:`specexact.properties.search_floats`: the sampler
+search whose cases are judged by :mod:`specexact.modes.floats`, which splits
 a deviation into rounding (passes, reported) and structure (fails).  The
-statistical mode is in :mod:`verifier.doors.cli.statistical_cmd`.
+statistical mode is in :mod:`specexact.doors.cli.statistical_cmd`.
 """
 
 from __future__ import annotations
@@ -13,16 +13,17 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from verifier.doors.audit import AuditOptions, FloatCounterexample
-from verifier.doors.cli.progress import Progress
-from verifier.doors.report import float_counterexample_json, vector_text
-from verifier.errors import InvalidArgument
+from specexact.doors.audit import AuditOptions, FloatCounterexample
+from specexact.doors.cli.progress import Progress
+from specexact.doors.report import float_counterexample_json, vector_text
+from specexact.errors import InvalidArgument
 
 __all__ = ["float_audit"]
 
 
 def _float_mode(args: argparse.Namespace, options: AuditOptions) -> tuple[dict[str, Any], str]:
-    """The options of :func:`properties.search_floats` for these flags, and the mode's name."""
+    """The options of :func:`specexact.properties.search_floats` for these flags, and the mode's
+    name."""
     bits = options.uniform_bits
     if args.floats:
         fmt = args.floats
@@ -39,7 +40,7 @@ def float_audit(fn: Callable[..., Any], name: str, args: argparse.Namespace,
     if options.kind != "sampler":
         msg = "--floats and --uniform-bits apply to samplers, not steps"
         raise InvalidArgument(msg)
-    from properties import search_floats
+    from specexact.properties import search_floats
 
     flags, mode = _float_mode(args, options)
     if options.examples is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from verifier.errors import InvalidArgument, Undecided
+from specexact.errors import InvalidArgument, Undecided
 
 __all__ = ["check_jobs", "run_jobs"]
 

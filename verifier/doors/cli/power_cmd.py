@@ -3,7 +3,7 @@
 For each rule (default: every wrong sampler and step rule of the catalogue)
 the exact law is computed at the rule's witness and at a panel of cases (the
 statistical audit's panel for samplers; model pairs for steps); then, for
-each test design of :mod:`verifier.modes.power`, the probability that one
+each test design of :mod:`specexact.modes.power`, the probability that one
 run with N draws flags the bug, and the N it needs for 99%.  The case where
 the bug is largest (in TV) is proposed as the input to paste into an
 engine's own test.
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, TextIO
 
-from verifier.errors import InvalidArgument, MissingDependency, SpecexactError
-from verifier.tables import render_table
+from specexact.errors import InvalidArgument, MissingDependency, SpecexactError
+from specexact.tables import render_table
 
 __all__ = ["add_power_parser", "run_power"]
 
@@ -30,7 +30,7 @@ _PLOT_GRID = tuple(m * 10 ** e for e in range(1, 7) for m in (1, 2, 5))
 
 def add_power_parser(sub: Any) -> None:
     """Register ``specexact power`` on the CLI's subparsers."""
-    from verifier.modes.power import DEFAULT_REPLICATES, TEST_DESIGNS
+    from specexact.modes.power import DEFAULT_REPLICATES, TEST_DESIGNS
 
     power = sub.add_parser(
         "power", help="the power of engine-style statistical tests against known bugs",
@@ -101,7 +101,7 @@ class _Raised:
 def _sampler_law(rule: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fraction],
                  bits: int | None) -> dict[Hashable, Fraction]:
     """The exact law; when the code raises on some paths, those paths' mass as a crash."""
-    from verifier import SamplerRaised, output_distribution
+    from specexact import SamplerRaised, output_distribution
 
     try:
         return dict(output_distribution(rule, p, q, uniform_bits=bits))
@@ -118,7 +118,7 @@ def _sampler_law(rule: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fr
 
 
 def _sampler_cases(entry: Any) -> list[_CaseLaw]:
-    from verifier.modes.statistical import default_panel
+    from specexact.modes.statistical import default_panel
 
     pairs = []
     if entry.witness is not None:
@@ -137,7 +137,7 @@ def _sampler_cases(entry: Any) -> list[_CaseLaw]:
 
 
 def _step_cases(entry: Any) -> list[_CaseLaw]:
-    from verifier.steps import decode_distribution, random_model_pair, target_distribution
+    from specexact.steps import decode_distribution, random_model_pair, target_distribution
 
     horizon = entry.witness.horizon if entry.witness is not None else 3
     pairs: list[tuple[str, Any, Any]] = []
@@ -164,7 +164,7 @@ def _step_cases(entry: Any) -> list[_CaseLaw]:
 
 
 def _rules(names: Sequence[str]) -> list[Any]:
-    from counterexamples.catalogue import catalogue, get
+    from specexact.counterexamples.catalogue import catalogue, get
 
     if not names:
         return [e for e in catalogue() if not e.lossless and not e.lossy_by_design]
@@ -184,15 +184,15 @@ class _Options:
 
 
 def _power(case: _CaseLaw, test: str, n: int, o: _Options, law: Any = None) -> Any:
-    from verifier.modes.power import test_power
+    from specexact.modes.power import test_power
 
     return test_power(case.law if law is None else law, case.p, test=test, samples=n,
                       alpha=o.alpha, replicates=o.replicates, seed=o.seed)
 
 
 def _case_json(case: _CaseLaw, o: _Options, detailed: bool) -> dict[str, Any]:
-    from verifier.modes.power import samples_needed
-    from verifier.witness import outcome_key
+    from specexact.modes.power import samples_needed
+    from specexact.witness import outcome_key
 
     data: dict[str, Any] = {"name": case.name, "q": case.q, "tv": str(case.tv),
                             "note": case.note}
@@ -322,8 +322,8 @@ def _plot(rules: list[dict[str, Any]], entries: list[Any], o: _Options, path: st
 
 def run_power(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     """Run ``specexact power``; write the report (and the plot); the exit code."""
-    from verifier.modes.power import TEST_DESIGNS
-    from verifier.validation import check_integer
+    from specexact.modes.power import TEST_DESIGNS
+    from specexact.validation import check_integer
 
     tests = tuple(dict.fromkeys(args.tests or TEST_DESIGNS))
     samples = tuple(dict.fromkeys(args.samples or DEFAULT_SAMPLES))

@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any, TextIO
 
-from verifier.doors.audit import describe_arity_problem, detect_kind
-from verifier.doors.targets import load_target
-from verifier.errors import InvalidInput, SpecexactError, Undecided
-from verifier.modes.symbolic.prover import prove
-from verifier.validation import check_integer
+from specexact.doors.audit import describe_arity_problem, detect_kind
+from specexact.doors.targets import load_target
+from specexact.errors import InvalidInput, SpecexactError, Undecided
+from specexact.modes.symbolic.prover import prove
+from specexact.validation import check_integer
 
 __all__ = ["run_prove"]
 
@@ -82,7 +82,7 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
                         "steps (a step proof is for a continuous uniform; audit the step "
                         "with --uniform-bits K for a grid)")
                 return 2
-            from verifier.modes.symbolic import prove_step
+            from specexact.modes.symbolic import prove_step
 
             result: Any = prove_step(fn, vocab_size, horizon, first=first)
         else:

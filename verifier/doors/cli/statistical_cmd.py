@@ -1,11 +1,11 @@
 """``specexact audit TARGET --statistical [--batched]``: sample, count, test, report.
 
-Per-call mode runs :func:`verifier.modes.statistical.statistical_audit`
+Per-call mode runs :func:`specexact.modes.statistical.statistical_audit`
 (``fn(p, q, rng)`` once per draw; torch code through
-:func:`verifier.modes.torch_adapter.torch_sampler`); ``--batched`` runs
-:func:`verifier.modes.batched.batched_statistical_audit`, or with
+:func:`specexact.modes.torch_adapter.torch_sampler`); ``--batched`` runs
+:func:`specexact.modes.batched.batched_statistical_audit`, or with
 ``--signature chain --gamma K``
-:func:`verifier.modes.batched_chain.batched_chain_audit`.
+:func:`specexact.modes.batched_chain.batched_chain_audit`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from verifier.doors.cli.progress import Progress
-from verifier.doors.report import fraction_text
-from verifier.errors import InvalidArgument
-from verifier.witness import sampler_case_json
+from specexact.doors.cli.progress import Progress
+from specexact.doors.report import fraction_text
+from specexact.errors import InvalidArgument
+from specexact.witness import sampler_case_json
 
 __all__ = ["statistical_command"]
 
 
 def _check(args: argparse.Namespace, kind: str) -> None:
-    from verifier.doors.cli.audit_cmd import check_modes
+    from specexact.doors.cli.audit_cmd import check_modes
 
     signature = args.signature
     if signature not in ("single", "chain"):
@@ -53,7 +53,7 @@ def _check(args: argparse.Namespace, kind: str) -> None:
 
 
 def _array(fn: Callable[..., Any], args: argparse.Namespace) -> str:
-    from verifier.modes.batched import detect_array_kind
+    from specexact.modes.batched import detect_array_kind
 
     if args.torch:
         return "torch"
@@ -63,11 +63,11 @@ def _array(fn: Callable[..., Any], args: argparse.Namespace) -> str:
 def _run(fn: Callable[..., Any], args: argparse.Namespace, progress: Progress) -> Any:
     array = _array(fn, args)
     if not args.batched:
-        from verifier.modes.batched import seeded_global_generators
-        from verifier.modes.statistical import statistical_audit
+        from specexact.modes.batched import seeded_global_generators
+        from specexact.modes.statistical import statistical_audit
 
         if array == "torch":
-            from verifier.modes.torch_adapter import torch_sampler
+            from specexact.modes.torch_adapter import torch_sampler
 
             fn = torch_sampler(fn, dtype=args.dtype)
         with seeded_global_generators(args.seed):
@@ -80,10 +80,10 @@ def _run(fn: Callable[..., Any], args: argparse.Namespace, progress: Progress) -
     if args.batch_rows is not None:
         options["batch_rows"] = args.batch_rows
     if args.signature == "chain":
-        from verifier.modes.batched_chain import batched_chain_audit
+        from specexact.modes.batched_chain import batched_chain_audit
 
         return batched_chain_audit(fn, gamma=args.gamma, horizon=args.horizon, **options)
-    from verifier.modes.batched import batched_statistical_audit
+    from specexact.modes.batched import batched_statistical_audit
 
     return batched_statistical_audit(fn, **options)
 

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from verifier.modes.symbolic.grid import GridHazard
-from verifier.modes.symbolic.result import Case, ProofResult
-from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
+from specexact.modes.symbolic.grid import GridHazard
+from specexact.modes.symbolic.result import Case, ProofResult
+from specexact.modes.symbolic.step_result import StepProofResult, StepRefutation
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from verifier.exact.tree import Budget
-    from verifier.modes.symbolic.region import Constraint
+    from specexact.exact.tree import Budget
+    from specexact.modes.symbolic.region import Constraint
 
 __all__ = [
     "Case",
@@ -49,7 +49,7 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
     Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
     to zero in every case; ``refuted`` with the biased cases (region, bias
     formula, and a witness (p, q) the exact engine confirmed) otherwise.
-    Raises an :class:`~verifier.errors.Undecided` subclass -- for example
+    Raises an :class:`~specexact.errors.Undecided` subclass -- for example
     UnsupportedOperation naming the operation -- when no verdict is
     possible; never a false proof.  ``max_cases`` bounds the number of
     cases, ``budget`` each case's enumeration, ``seed`` the witness search;
@@ -66,7 +66,7 @@ def prove(sampler: Callable[..., Any], vocab_size: int, *, budget: Budget | None
     >>> prove(textbook, 3).proved
     True
     """
-    from verifier.modes.symbolic.prover import prove as _prove
+    from specexact.modes.symbolic.prover import prove as _prove
 
     return _prove(sampler, vocab_size, budget=budget, max_cases=max_cases, seed=seed,
                   first=first, uniform_bits=uniform_bits)
@@ -84,7 +84,7 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     :class:`StepProofResult`, proved or with a :class:`StepRefutation` (the
     state and region, the bias formula of the first differing sequence, and
     rational rows per prefix on which the exact numeric engine confirms the
-    bias).  Raises an :class:`~verifier.errors.Undecided` subclass when no
+    bias).  Raises an :class:`~specexact.errors.Undecided` subclass when no
     verdict is possible (``max_cases`` cases and regions exceeded, an
     unsupported operation, a stateful step); never a false proof.
 
@@ -99,11 +99,11 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
     rational models; a witness it finds guides the refutation to its region
     (``search_first=False`` skips that).
 
-    >>> from counterexamples.chain_steps import chain
+    >>> from specexact.counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
     True
     """
-    from verifier.modes.symbolic.step_prover import prove_step as _prove_step
+    from specexact.modes.symbolic.step_prover import prove_step as _prove_step
 
     return _prove_step(step, vocab_size, horizon, budget=budget, max_cases=max_cases,
                        seed=seed, merge_subtrees=merge_subtrees, first=first,
@@ -112,8 +112,8 @@ def prove_step(step: Callable[..., Any], vocab_size: int, horizon: int, *,
 
 def __getattr__(name: str) -> Any:
     if name == "Constraint":
-        from verifier.modes.symbolic.region import Constraint
+        from specexact.modes.symbolic.region import Constraint
 
         return Constraint
-    msg = f"module 'verifier.modes.symbolic' has no attribute {name!r}"
+    msg = f"module 'specexact.modes.symbolic' has no attribute {name!r}"
     raise AttributeError(msg)

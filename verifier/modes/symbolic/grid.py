@@ -10,7 +10,7 @@ such comparison with the region where its threshold sits on the end;
 ``prove(..., uniform_bits=K)`` then runs the exact engine on the K-bit grid
 at points of each region and refutes the rule when the grid puts mass on a
 token the target gives none (the grid's rounding elsewhere is no bias of
-the rule, see ``verifier.modes.floats``).
+the rule, see ``specexact.modes.floats``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, final
 
 if TYPE_CHECKING:
-    from verifier.distribution import Distribution
-    from verifier.modes.symbolic.region import Constraint, Space
+    from specexact.distribution import Distribution
+    from specexact.modes.symbolic.region import Constraint, Space
 
 __all__ = ["GridHazard", "grid_witness"]
 
@@ -64,9 +64,9 @@ def grid_witness(space: Space, hazard: GridHazard, sampler: Callable[..., Any], 
 
     Returns ``(point, grid law, misplaced mass)`` or None when no tried point shows it.
     """
-    from verifier.distribution import InvalidToken
-    from verifier.errors import SpecexactError
-    from verifier.exact.engine import output_distribution
+    from specexact.distribution import InvalidToken
+    from specexact.errors import SpecexactError
+    from specexact.exact.engine import output_distribution
 
     cell = hazard.constraints
     candidates: list[Sequence[Fraction]] = []

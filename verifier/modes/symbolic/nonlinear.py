@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from verifier.modes.symbolic.lp import solve_lp
+from specexact.modes.symbolic.lp import solve_lp
 
 if TYPE_CHECKING:
-    from verifier.modes.symbolic.region import Constraint, Space
+    from specexact.modes.symbolic.region import Constraint, Space
 
 __all__ = ["Poly", "certificate", "in_equality_ideal", "local_relaxation_empty",
            "relaxation_empty"]

@@ -2,7 +2,7 @@
 
 The prover keeps a stack of *cases*, each a conjunction of linear constraints
 on (p, q).  For one case it enumerates every execution of the sampler with a
-:class:`~verifier.exact.tree.ChoiceTree` whose weights are sympy expressions.  A
+:class:`~specexact.exact.tree.ChoiceTree` whose weights are sympy expressions.  A
 comparison the case does not settle raises NeedSplit; the case is then
 replaced by its feasible sides (checked with the exact LP) and each side is
 enumerated afresh.  A finished case yields a rational formula for the output
@@ -32,23 +32,23 @@ from typing import Any
 
 import sympy
 
-from verifier.distribution import Distribution, InvalidToken
-from verifier.errors import (
+from specexact.distribution import Distribution, InvalidToken
+from specexact.errors import (
     InvalidArgument,
     SamplerFailure,
     Undecided,
     UnsupportedOperation,
     describe_exception,
 )
-from verifier.exact.engine import output_distribution
-from verifier.exact.random_source import LazyToken, check_uniform_bits
-from verifier.exact.tree import Budget, ChoiceTree, Chooser
-from verifier.modes.symbolic.grid import GridHazard, grid_witness
-from verifier.modes.symbolic.nonlinear import in_equality_ideal
-from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
-from verifier.modes.symbolic.region import Constraint, Point, Space
-from verifier.modes.symbolic.result import Case, ProofResult
-from verifier.modes.symbolic.signs import (
+from specexact.exact.engine import output_distribution
+from specexact.exact.random_source import LazyToken, check_uniform_bits
+from specexact.exact.tree import Budget, ChoiceTree, Chooser
+from specexact.modes.symbolic.grid import GridHazard, grid_witness
+from specexact.modes.symbolic.nonlinear import in_equality_ideal
+from specexact.modes.symbolic.random_source import SymbolicRandom, fraction
+from specexact.modes.symbolic.region import Constraint, Point, Space
+from specexact.modes.symbolic.result import Case, ProofResult
+from specexact.modes.symbolic.signs import (
     ZERO,
     Decider,
     NeedSplit,
@@ -56,8 +56,8 @@ from verifier.modes.symbolic.signs import (
     factorise,
     side,
 )
-from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue
-from verifier.validation import check_integer
+from specexact.modes.symbolic.values import SymbolicUniform, SymbolicValue
+from specexact.validation import check_integer
 
 __all__ = ["prove"]
 
@@ -682,7 +682,7 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     Returns a :class:`ProofResult`: ``proved`` when ``output - p`` simplifies
     to zero in every case, ``refuted`` with the cases (region, bias formula and
     a witness the exact engine confirmed) otherwise.  Raises an
-    :class:`~verifier.errors.Undecided` subclass (for example
+    :class:`~specexact.errors.Undecided` subclass (for example
     UnsupportedOperation, naming the operation) when no verdict is possible;
     never a false proof.  ``first=True`` stops at the first confirmed
     refutation.  The proof is for a continuous uniform; comparisons that
@@ -690,7 +690,7 @@ def prove(sampler: Sampler, vocab_size: int, *, budget: Budget | None = None,
     ``uniform_bits=K`` refutes the rule when one of them puts mass on a token
     with p = 0 under ``rng.random()`` on the K-bit grid.
 
-    >>> from counterexamples.samplers import textbook
+    >>> from specexact.counterexamples.samplers import textbook
     >>> prove(textbook, 2).proved
     True
     """

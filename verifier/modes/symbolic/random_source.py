@@ -2,7 +2,7 @@
 
 Samplers receive ``p`` and ``q`` as lists of :class:`SymbolicValue` (one
 sympy symbol each).  Arithmetic builds rational expressions; a comparison
-asks the case's :class:`~verifier.modes.symbolic.signs.Decider`, which answers from
+asks the case's :class:`~specexact.modes.symbolic.signs.Decider`, which answers from
 the case's constraints or splits the case.  ``rng.random()`` is a lazy
 uniform whose comparison with a symbolic threshold ``t`` clamps ``t`` to the
 uniform's current interval: the case split decides whether ``t`` lies below,
@@ -21,13 +21,13 @@ from typing import Any
 
 import sympy
 
-from verifier.errors import InvalidArgument, UnsupportedOperation
-from verifier.exact.random_source import LazyToken, compare_values
-from verifier.exact.tree import Chooser
-from verifier.modes.symbolic.grid import GridHazard
-from verifier.modes.symbolic.region import Constraint
-from verifier.modes.symbolic.signs import NEG, POS, ZERO, Decider, factorise
-from verifier.modes.symbolic.values import SymbolicUniform, SymbolicValue, UniformState, number
+from specexact.errors import InvalidArgument, UnsupportedOperation
+from specexact.exact.random_source import LazyToken, compare_values
+from specexact.exact.tree import Chooser
+from specexact.modes.symbolic.grid import GridHazard
+from specexact.modes.symbolic.region import Constraint
+from specexact.modes.symbolic.signs import NEG, POS, ZERO, Decider, factorise
+from specexact.modes.symbolic.values import SymbolicUniform, SymbolicValue, UniformState, number
 
 __all__ = ["SymbolicRandom", "SymbolicToken", "fraction"]
 

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import sympy
 
-from verifier.errors import UnsupportedOperation
-from verifier.modes.symbolic.lp import constrained_point
+from specexact.errors import UnsupportedOperation
+from specexact.modes.symbolic.lp import constrained_point
 
 __all__ = ["Constraint", "Lin", "Point", "Space"]
 
@@ -228,7 +228,7 @@ class Space:
             if cached and len(linear) < len(key):
                 # Nonlinear constraints: the linear relaxation has points; a
                 # certificate of products may still prove the region empty.
-                from verifier.modes.symbolic.nonlinear import relaxation_empty
+                from specexact.modes.symbolic.nonlinear import relaxation_empty
 
                 cached = not relaxation_empty(self, constraints)
             self._feasible_cache[key] = cached

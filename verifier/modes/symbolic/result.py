@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, final
 
-from verifier.distribution import Distribution
+from specexact.distribution import Distribution
 
 if TYPE_CHECKING:
-    from verifier.modes.symbolic.grid import GridHazard
-    from verifier.modes.symbolic.region import Constraint
+    from specexact.modes.symbolic.grid import GridHazard
+    from specexact.modes.symbolic.region import Constraint
 
 __all__ = ["Case", "ProofResult"]
 
@@ -132,7 +132,7 @@ class Case:
 @final
 @dataclass(frozen=True)
 class ProofResult:
-    """The outcome of :func:`~verifier.modes.symbolic.prove`: proved, or refuted with cases.
+    """The outcome of :func:`~specexact.modes.symbolic.prove`: proved, or refuted with cases.
 
     ``complete`` is False when the search stopped early after a confirmed
     refutation (``note`` says why); a proof is always complete.

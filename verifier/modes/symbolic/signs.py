@@ -23,8 +23,8 @@ from typing import Any
 
 import sympy
 
-from verifier.errors import UnsupportedOperation
-from verifier.modes.symbolic.region import Constraint, Lin, Space
+from specexact.errors import UnsupportedOperation
+from specexact.modes.symbolic.region import Constraint, Lin, Space
 
 __all__ = [
     "Decider",

@@ -42,20 +42,20 @@ from typing import Any
 
 import sympy
 
-from verifier.distribution import Distribution
-from verifier.errors import (
+from specexact.distribution import Distribution
+from specexact.errors import (
     InvalidArgument,
     SamplerFailure,
     Undecided,
     UnsupportedOperation,
     describe_exception,
 )
-from verifier.exact.random_source import LazyToken
-from verifier.exact.tree import Budget, ChoiceTree, Chooser
-from verifier.modes.symbolic.nonlinear import in_equality_ideal
-from verifier.modes.symbolic.random_source import SymbolicRandom, fraction
-from verifier.modes.symbolic.region import Constraint
-from verifier.modes.symbolic.signs import (
+from specexact.exact.random_source import LazyToken
+from specexact.exact.tree import Budget, ChoiceTree, Chooser
+from specexact.modes.symbolic.nonlinear import in_equality_ideal
+from specexact.modes.symbolic.random_source import SymbolicRandom, fraction
+from specexact.modes.symbolic.region import Constraint
+from specexact.modes.symbolic.signs import (
     ZERO,
     Decider,
     NeedSplit,
@@ -64,8 +64,8 @@ from verifier.modes.symbolic.signs import (
     poly_signs,
     side,
 )
-from verifier.modes.symbolic.step_result import StepProofResult, StepRefutation
-from verifier.modes.symbolic.step_source import (
+from specexact.modes.symbolic.step_result import StepProofResult, StepRefutation
+from specexact.modes.symbolic.step_source import (
     EmptyRegion,
     LocalDecider,
     MissingRow,
@@ -74,10 +74,10 @@ from verifier.modes.symbolic.step_source import (
     possible,
     region_empty,
 )
-from verifier.modes.symbolic.step_space import RowKey, StepSpace
-from verifier.steps.decode import decode_distribution, step_law, target_distribution
-from verifier.steps.models import TableModel
-from verifier.validation import check_integer, check_type
+from specexact.modes.symbolic.step_space import RowKey, StepSpace
+from specexact.steps.decode import decode_distribution, step_law, target_distribution
+from specexact.steps.models import TableModel
+from specexact.validation import check_integer, check_type
 
 __all__ = ["prove_step"]
 
@@ -909,7 +909,7 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     :class:`StepRefutation` (the state and region, the bias formula of the
     first differing sequence, and rational rows per prefix on which the
     exact numeric engine confirms the bias).  Raises an
-    :class:`~verifier.errors.Undecided` subclass when no verdict is
+    :class:`~specexact.errors.Undecided` subclass when no verdict is
     possible (more than ``max_cases`` cases and regions, an unsupported
     operation, a stateful step); never a false proof.
 
@@ -932,7 +932,7 @@ def prove_step(step: Step, vocab_size: int, horizon: int, *, budget: Budget | No
     the exact bias formula there.  ``search_first=False`` skips this (the
     verdict is the same; the refutation is then found region by region).
 
-    >>> from counterexamples.chain_steps import chain
+    >>> from specexact.counterexamples.chain_steps import chain
     >>> prove_step(chain, 2, 2).proved
     True
     """

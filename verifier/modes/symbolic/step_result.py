@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, final
 
-from verifier.distribution import Distribution
+from specexact.distribution import Distribution
 
 if TYPE_CHECKING:
-    from verifier.modes.symbolic.region import Constraint
+    from specexact.modes.symbolic.region import Constraint
 
 __all__ = ["StepProofResult", "StepRefutation"]
 
@@ -128,7 +128,7 @@ class StepRefutation:
 @final
 @dataclass(frozen=True)
 class StepProofResult:
-    """The outcome of :func:`~verifier.modes.symbolic.prove_step`.
+    """The outcome of :func:`~specexact.modes.symbolic.prove_step`.
 
     ``proved``: for every pair of context-dependent target and draft models
     on ``vocab_size`` tokens, the joint law of the first ``horizon`` decoded

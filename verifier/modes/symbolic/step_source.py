@@ -1,7 +1,7 @@
 """What a step sees in a symbolic proof: models with a symbolic row per prefix, local case splits.
 
 :class:`SymbolicModel` answers ``model(prefix)`` with the row of
-:class:`~verifier.modes.symbolic.values.SymbolicValue` for that prefix (a
+:class:`~specexact.modes.symbolic.values.SymbolicValue` for that prefix (a
 row whose prefix holds undrawn tokens is looked up when first read, fixing
 them, as the numeric engine's models do).
 
@@ -23,17 +23,17 @@ from typing import Any
 
 import sympy
 
-from verifier.errors import UnsupportedOperation
-from verifier.exact.random_source import LazyToken
-from verifier.exact.tree import Chooser
-from verifier.modes.symbolic.lp import solve_lp
-from verifier.modes.symbolic.nonlinear import local_relaxation_empty
-from verifier.modes.symbolic.random_source import SymbolicRandom
-from verifier.modes.symbolic.region import Constraint
-from verifier.modes.symbolic.signs import Decider, SignSet, poly_signs
-from verifier.modes.symbolic.step_space import RowKey, StepSpace
-from verifier.modes.symbolic.values import SymbolicValue
-from verifier.steps.models import DeferredList
+from specexact.errors import UnsupportedOperation
+from specexact.exact.random_source import LazyToken
+from specexact.exact.tree import Chooser
+from specexact.modes.symbolic.lp import solve_lp
+from specexact.modes.symbolic.nonlinear import local_relaxation_empty
+from specexact.modes.symbolic.random_source import SymbolicRandom
+from specexact.modes.symbolic.region import Constraint
+from specexact.modes.symbolic.signs import Decider, SignSet, poly_signs
+from specexact.modes.symbolic.step_space import RowKey, StepSpace
+from specexact.modes.symbolic.values import SymbolicValue
+from specexact.steps.models import DeferredList
 
 __all__ = ["EmptyRegion", "LocalDecider", "MissingRow", "SymbolicModel", "nonlinear_possible",
            "possible", "region_empty"]

@@ -1,6 +1,6 @@
 """The symbols of a step proof: one target row and one draft row per prefix, each on its simplex.
 
-A :class:`StepSpace` is a :class:`~verifier.modes.symbolic.region.Space`
+A :class:`StepSpace` is a :class:`~specexact.modes.symbolic.region.Space`
 whose variables are the rows a step reads: the target's row after prefix
 ``s`` is ``p[s]_0 .. p[s]_{V-1}``, the draft's ``q[s]_0 ..``, and each row's
 last entry is eliminated (``1 - sum`` of the others), so every row lies on
@@ -23,8 +23,8 @@ from typing import Any
 
 import sympy
 
-from verifier.modes.symbolic.lp import constrained_point
-from verifier.modes.symbolic.region import Constraint, Lin, Rel, Space
+from specexact.modes.symbolic.lp import constrained_point
+from specexact.modes.symbolic.region import Constraint, Lin, Rel, Space
 
 __all__ = ["RowKey", "StepSpace", "row_symbols"]
 

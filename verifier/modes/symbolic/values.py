@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from verifier.errors import InvalidArgument, UnsupportedOperation
-from verifier.exact.random_source import LazyToken, UniformRefusals
-from verifier.modes.symbolic.signs import NEG, POS, ZERO
-from verifier.numbers import to_fraction
+from specexact.errors import InvalidArgument, UnsupportedOperation
+from specexact.exact.random_source import LazyToken, UniformRefusals
+from specexact.modes.symbolic.signs import NEG, POS, ZERO
+from specexact.numbers import to_fraction
 
 if TYPE_CHECKING:
-    from verifier.modes.symbolic.random_source import SymbolicRandom
+    from specexact.modes.symbolic.random_source import SymbolicRandom
 
 __all__ = ["TRUTH", "SymbolicUniform", "SymbolicValue", "UniformState", "number"]
 

@@ -1,9 +1,9 @@
 """Exact mode for unmodified torch code.
 
 Importing this package does not import torch; each entry point imports it
-when called (and raises :class:`~verifier.errors.MissingDependency` without it).
+when called (and raises :class:`~specexact.errors.MissingDependency` without it).
 
->>> from verifier.modes.torch_exact import check_torch_sampler   # doctest: +SKIP
+>>> from specexact.modes.torch_exact import check_torch_sampler   # doctest: +SKIP
 >>> check_torch_sampler(my_torch_fn, ["1/2", "1/2"], ["1/4", "3/4"]).passed  # doctest: +SKIP
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from verifier.exact.tree import Budget
-from verifier.modes.exact_scalar import torch_module
-from verifier.modes.torch_exact.detect import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
+from specexact.exact.tree import Budget
+from specexact.modes.exact_scalar import torch_module
+from specexact.modes.torch_exact.detect import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
 
 __all__ = [
     "TORCH_RANDOMNESS_MESSAGE",
@@ -39,10 +39,10 @@ def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Seque
                               budget: Budget | None = None) -> Any:
     """The exact law (a ``Distribution``) of the token torch code ``fn(p, q)`` returns.
 
-    See :func:`verifier.modes.torch_exact.api.torch_output_distribution`.
+    See :func:`specexact.modes.torch_exact.api.torch_output_distribution`.
     """
     _need_torch()
-    from verifier.modes.torch_exact import api
+    from specexact.modes.torch_exact import api
     return api.torch_output_distribution(fn, p, q, dtype=dtype, uniform=uniform,
                                          budget=budget)
 
@@ -52,10 +52,10 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
                         budget: Budget | None = None, tolerance: Any = None) -> Any:
     """Exact verdict (a ``FloatVerdict``) on torch code ``fn(p, q[, generator])``.
 
-    See :func:`verifier.modes.torch_exact.api.check_torch_sampler`.
+    See :func:`specexact.modes.torch_exact.api.check_torch_sampler`.
     """
     _need_torch()
-    from verifier.modes.torch_exact import api
+    from specexact.modes.torch_exact import api
     return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform, budget=budget,
                                    tolerance=tolerance)
 
@@ -66,10 +66,10 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
     """A decoding step running torch verification code (``"chain"``, ``"hf"`` or
     ``"decode"``, a whole generation loop emitting ``max_new_tokens`` at once).
 
-    See :mod:`verifier.modes.torch_exact.steps`.
+    See :mod:`specexact.modes.torch_exact.steps`.
     """
     _need_torch()
-    from verifier.modes.torch_exact import steps
+    from specexact.modes.torch_exact import steps
     return steps.torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
                             uniform=uniform, max_new_tokens=max_new_tokens)
 
@@ -78,7 +78,7 @@ def torch_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
                       uniform: Any = "continuous") -> Any:
     """Torch code ``fn(p, q[, generator])`` as an engine sampler ``(p, q, rng) -> token``."""
     _need_torch()
-    from verifier.modes.torch_exact import api
+    from specexact.modes.torch_exact import api
     return api.as_rng_sampler(fn, dtype=dtype, uniform=uniform)
 
 
@@ -86,10 +86,10 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
                                   **options: Any) -> int:
     """``AssertionError`` with the exact witness unless torch code ``fn`` preserves p.
 
-    See :func:`verifier.modes.torch_exact.assertion.assert_torch_preserves_target`.
+    See :func:`specexact.modes.torch_exact.assertion.assert_torch_preserves_target`.
     """
     _need_torch()
-    from verifier.modes.torch_exact import assertion
+    from specexact.modes.torch_exact import assertion
     return assertion.assert_torch_preserves_target(fn, signature=signature, **options)
 
 
@@ -97,10 +97,10 @@ def torch_decode_distribution(fn: Callable[..., Any], target: Any, draft: Any, *
                               max_new_tokens: int, **options: Any) -> Any:
     """Exact law of a whole torch generation loop ``fn(input_ids, draft, target, n)``.
 
-    See :mod:`verifier.modes.torch_exact.decode`.
+    See :mod:`specexact.modes.torch_exact.decode`.
     """
     _need_torch()
-    from verifier.modes.torch_exact import decode
+    from specexact.modes.torch_exact import decode
     return decode.torch_decode_distribution(fn, target, draft,
                                             max_new_tokens=max_new_tokens, **options)
 
@@ -109,7 +109,7 @@ def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
                        max_new_tokens: int, **options: Any) -> Any:
     """Compare a torch generation loop's exact law with the target's (a ``Comparison``)."""
     _need_torch()
-    from verifier.modes.torch_exact import decode
+    from specexact.modes.torch_exact import decode
     return decode.check_torch_decode(fn, target, draft, max_new_tokens=max_new_tokens,
                                      **options)
 
@@ -118,7 +118,7 @@ def numpy_output_distribution(fn: Callable[[Any, Any, Any], Any], p: Sequence[An
                               q: Sequence[Any], **options: Any) -> Any:
     """Exact law of numpy code ``fn(p, q, rng)`` drawing from a ``numpy.random.Generator``.
 
-    See :mod:`verifier.modes.torch_exact.numpy_generator` (numpy only, no torch needed).
+    See :mod:`specexact.modes.torch_exact.numpy_generator` (numpy only, no torch needed).
     """
-    from verifier.modes.torch_exact import numpy_generator
+    from specexact.modes.torch_exact import numpy_generator
     return numpy_generator.numpy_output_distribution(fn, p, q, **options)

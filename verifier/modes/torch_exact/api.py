@@ -1,7 +1,7 @@
 """Exact mode for unmodified torch code: the public entry points.
 
 ``fn`` runs under a torch function mode with exact tensors, re-executed once
-per path of the engine's choice tree (:func:`verifier.exact.engine.enumerate_law`),
+per path of the engine's choice tree (:func:`specexact.exact.engine.enumerate_law`),
 so its whole output law is exact.
 
 Inputs: ``p`` and ``q`` are turned into real ``dtype`` tensors first, and the
@@ -22,17 +22,17 @@ from typing import Any
 
 import torch
 
-from verifier.distribution import Distribution, InvalidToken
-from verifier.errors import InvalidArgument, SamplerFailure
-from verifier.exact.engine import enumerate_law
-from verifier.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import compare_laws
-from verifier.modes.floats import Finding, FloatVerdict, grid_tolerance, law_findings
-from verifier.modes.torch_exact.session import UniformMode, session
-from verifier.modes.torch_exact.tensor import GRID_BITS, ExactTensor, as_exact, make, read_scalar
-from verifier.modes.torch_exact.unwrap import unwrap
-from verifier.numbers import as_distribution
+from specexact.distribution import Distribution, InvalidToken
+from specexact.errors import InvalidArgument, SamplerFailure
+from specexact.exact.engine import enumerate_law
+from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import compare_laws
+from specexact.modes.floats import Finding, FloatVerdict, grid_tolerance, law_findings
+from specexact.modes.torch_exact.session import UniformMode, session
+from specexact.modes.torch_exact.tensor import GRID_BITS, ExactTensor, as_exact, make, read_scalar
+from specexact.modes.torch_exact.unwrap import unwrap
+from specexact.numbers import as_distribution
 
 __all__ = [
     "as_rng_sampler",
@@ -172,8 +172,8 @@ def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Seque
     optionally a ``torch.Generator``) and returning a token (int or
     one-element integer tensor).  It receives the exact values of ``p`` and
     ``q`` as ``dtype`` tensors (see the module docstring).  Raises
-    :class:`~verifier.errors.UnsupportedOperation` when an op cannot be
-    modelled exactly, and :class:`~verifier.errors.SamplerRaised` when the
+    :class:`~specexact.errors.UnsupportedOperation` when an op cannot be
+    modelled exactly, and :class:`~specexact.errors.SamplerRaised` when the
     code crashes, reads uninitialised memory or lets a NaN/inf reach a token,
     weight or branch.
     """
@@ -222,9 +222,9 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     that run from the target is structural and fails; the dtype-grid run
     fails on mass where p = 0 (a support violation, whatever its size), on
     invalid tokens, and when its distance to the target exceeds the grid
-    tolerance ``(V + 1) 2**-K`` of :func:`verifier.modes.floats.grid_tolerance`
+    tolerance ``(V + 1) 2**-K`` of :func:`specexact.modes.floats.grid_tolerance`
     (or ``tolerance``).  The result is the project's
-    :class:`~verifier.modes.floats.FloatVerdict`: ``passed``, ``severity``,
+    :class:`~specexact.modes.floats.FloatVerdict`: ``passed``, ``severity``,
     ``findings``, ``format()``.
 
     The code receives the exact values of ``p`` and ``q`` in ``dtype``
@@ -267,7 +267,7 @@ def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
                    uniform: Any = "continuous") -> Callable[[Any, Any, ExactRandom], Any]:
     """``fn(p, q[, generator])`` in torch as a sampler ``(p, q, rng) -> token`` of the engine.
 
-    For the existing searches and audits (``verifier.assert_preserves_target``,
+    For the existing searches and audits (``specexact.assert_preserves_target``,
     the CLI): ``p`` and ``q`` arrive as exact Fractions and are handed over
     unrounded as ``dtype`` tensors.  ``uniform="continuous"`` (the default
     here) makes ``torch.rand`` the ideal uniform, so the exact comparison sees

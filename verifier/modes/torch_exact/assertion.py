@@ -1,11 +1,11 @@
 """``assert_torch_preserves_target``: a panel of exact audits of torch code for pytest.
 
-Single-position code is checked with :func:`~verifier.modes.torch_exact.api.check_torch_sampler`
+Single-position code is checked with :func:`~specexact.modes.torch_exact.api.check_torch_sampler`
 on hand-picked pairs for each vocabulary size (p = q, zeros in q, disjoint
 supports, one-hot p and q, a skewed pair) plus seeded random dyadic pairs
 (exact in every float dtype, some with zeros).  Step code (``chain``, ``hf``)
-is checked with :func:`verifier.steps.verdict.check_step` on the model kinds
-of :func:`verifier.steps.models.random_model_pair`.
+is checked with :func:`specexact.steps.verdict.check_step` on the model kinds
+of :func:`specexact.steps.models.random_model_pair`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import InvalidArgument
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import support_finding
-from verifier.steps.models import random_model_pair
-from verifier.steps.verdict import check_step
+from specexact.errors import InvalidArgument
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import support_finding
+from specexact.steps.models import random_model_pair
+from specexact.steps.verdict import check_step
 
 __all__ = ["assert_torch_preserves_target", "panel"]
 
@@ -90,11 +90,11 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
     and, unless ``uniform`` is given, again with ``torch.rand`` on its dtype
     grid for support violations and crashes only.
     Returns the number of audits run.  Undecidable audits raise
-    :class:`~verifier.errors.Undecided` (the test errors, never passes).
+    :class:`~specexact.errors.Undecided` (the test errors, never passes).
     """
     sizes = _vocab_range(vocab_sizes)
     if signature == "single":
-        from verifier.modes.torch_exact.api import check_torch_sampler
+        from specexact.modes.torch_exact.api import check_torch_sampler
         count = 0
         for v in sizes:
             for name, p, q in panel(v, examples, seed):
@@ -106,7 +106,7 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
                            f"on {name} (V = {v}):\n{verdict.format()}")
                     raise AssertionError(msg)
         return count
-    from verifier.modes.torch_exact.steps import torch_step
+    from specexact.modes.torch_exact.steps import torch_step
     step = torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
                       uniform=uniform or "continuous")
     # By default also torch.rand on its dtype grid, judged for what no rounding

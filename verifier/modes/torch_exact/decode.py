@@ -22,19 +22,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.distribution import Distribution
-from verifier.errors import InvalidArgument
-from verifier.exact.engine import enumerate_law
-from verifier.exact.random_source import ExactRandom, LazyToken
-from verifier.exact.tree import Budget
-from verifier.exact.verdict import Comparison, compare_laws
-from verifier.modes.torch_exact.api import check_uniform
-from verifier.modes.torch_exact.session import session
-from verifier.modes.torch_exact.tensor import ExactTensor, as_exact, make, read_scalar
-from verifier.modes.torch_exact.unwrap import unwrap
-from verifier.modes.torch_exact.values import LogR, Special, unsupported
-from verifier.steps.decode import target_distribution
-from verifier.validation import check_integer
+from specexact.distribution import Distribution
+from specexact.errors import InvalidArgument
+from specexact.exact.engine import enumerate_law
+from specexact.exact.random_source import ExactRandom, LazyToken
+from specexact.exact.tree import Budget
+from specexact.exact.verdict import Comparison, compare_laws
+from specexact.modes.torch_exact.api import check_uniform
+from specexact.modes.torch_exact.session import session
+from specexact.modes.torch_exact.tensor import ExactTensor, as_exact, make, read_scalar
+from specexact.modes.torch_exact.unwrap import unwrap
+from specexact.modes.torch_exact.values import LogR, Special, unsupported
+from specexact.steps.decode import target_distribution
+from specexact.validation import check_integer
 
 __all__ = ["ExactLM", "LMOutput", "check_torch_decode", "torch_decode_distribution"]
 

@@ -42,7 +42,7 @@ def torch_randomness_reason(fn: Callable[..., Any], p: Sequence[Any] = (0.5, 0.5
     torch's global generator; the generator's state is restored afterwards.
     Exceptions of that call are swallowed: only the generator is observed.
     """
-    from verifier.modes.torch_exact.unwrap import unwrap
+    from specexact.modes.torch_exact.unwrap import unwrap
 
     inner = unwrap(fn)
     annotated, named = _generator_params(inner)

@@ -13,10 +13,10 @@ from typing import Any
 
 import torch
 
-from verifier.exact.random_source import LazyToken
-from verifier.modes.torch_exact.noise import LogE, Race, Scaled, Unif
-from verifier.modes.torch_exact.tensor import convert
-from verifier.modes.torch_exact.values import LogR, NanFlag, Special, Uninit, describe, unsupported
+from specexact.exact.random_source import LazyToken
+from specexact.modes.torch_exact.noise import LogE, Race, Scaled, Unif
+from specexact.modes.torch_exact.tensor import convert
+from specexact.modes.torch_exact.values import LogR, NanFlag, Special, Uninit, describe, unsupported
 
 __all__ = [
     "abs_kernel",
@@ -200,7 +200,7 @@ def log_uniform(x: Unif) -> Any:
     The grid uniform is idealised as continuous here: -log(u) of a 2**-K grid
     is an exponential only up to rounding of order 2**-K.
     """
-    from verifier.modes.torch_exact.session import current_session
+    from specexact.modes.torch_exact.session import current_session
 
     rec = x.rec
     if (x.a, x.b) not in ((_ONE, _ZERO), (-_ONE, _ONE)):

@@ -7,12 +7,12 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from verifier.errors import SpecexactError, describe_exception
-from verifier.modes.torch_exact.ops_elementwise import where
-from verifier.modes.torch_exact.ops_shape import t_, write_into
-from verifier.modes.torch_exact.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES
-from verifier.modes.torch_exact.tensor import ExactTensor, as_exact
-from verifier.modes.torch_exact.values import unsupported
+from specexact.errors import SpecexactError, describe_exception
+from specexact.modes.torch_exact.ops_elementwise import where
+from specexact.modes.torch_exact.ops_shape import t_, write_into
+from specexact.modes.torch_exact.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES
+from specexact.modes.torch_exact.tensor import ExactTensor, as_exact
+from specexact.modes.torch_exact.values import unsupported
 
 __all__ = ["ExactMode"]
 
@@ -72,7 +72,7 @@ class ExactMode(TorchFunctionMode):
             result = _call(OPS[base], base, args, kwargs)
             return write_into(target, result)
         raise unsupported(f"the torch operation {_op_name(func)} (not in the exact op "
-                          "table of verifier.modes.torch_exact.optable)")
+                          "table of specexact.modes.torch_exact.optable)")
 
 
 #: Errors an exact implementation may raise only by its own failure (or a call form

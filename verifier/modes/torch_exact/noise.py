@@ -15,9 +15,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import UnsupportedOperation
-from verifier.exact.random_source import LazyToken, LazyUniform
-from verifier.modes.torch_exact.values import (
+from specexact.errors import UnsupportedOperation
+from specexact.exact.random_source import LazyToken, LazyUniform
+from specexact.modes.torch_exact.values import (
     LogR,
     Special,
     Uninit,

@@ -11,7 +11,7 @@ high)`` is the exact affine image, its float rounding is not modelled),
 right) on one uniform.  Float arithmetic of the code is numpy's own (each
 float is then taken exactly).  Draws that are not a rational law
 (``normal``, ``exponential``, ``gumbel``, ...) raise
-:class:`~verifier.errors.UnsupportedOperation`.  Importing this module does
+:class:`~specexact.errors.UnsupportedOperation`.  Importing this module does
 not import numpy.
 """
 
@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from verifier.distribution import Distribution
-from verifier.errors import InvalidArgument, MissingDependency
-from verifier.exact.engine import enumerate_law
-from verifier.exact.random_source import ExactRandom
-from verifier.exact.tree import Budget
-from verifier.numbers import as_distribution, to_fraction
+from specexact.distribution import Distribution
+from specexact.errors import InvalidArgument, MissingDependency
+from specexact.exact.engine import enumerate_law
+from specexact.exact.random_source import ExactRandom
+from specexact.exact.tree import Budget
+from specexact.numbers import as_distribution, to_fraction
 
 __all__ = ["ExactGenerator", "numpy_output_distribution", "numpy_rng_sampler"]
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.modes.torch_exact.kernels import (
+from specexact.modes.torch_exact.kernels import (
     abs_kernel,
     add_kernel,
     compare_kernel,
@@ -34,7 +34,7 @@ from verifier.modes.torch_exact.kernels import (
     sqrt_scalar,
     sub_kernel,
 )
-from verifier.modes.torch_exact.tensor import (
+from specexact.modes.torch_exact.tensor import (
     ExactTensor,
     as_exact,
     cast,
@@ -44,7 +44,7 @@ from verifier.modes.torch_exact.tensor import (
     result_dtype,
     scalar_operand,
 )
-from verifier.modes.torch_exact.values import Uninit, unsupported
+from specexact.modes.torch_exact.values import Uninit, unsupported
 
 __all__ = ["BINARY", "UNARY", "binary", "operand_array", "unary"]
 
@@ -265,7 +265,7 @@ def clamp_max(input: Any, max: Any) -> ExactTensor:
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if input is None and other is None:
-        from verifier.modes.torch_exact.ops_shape import nonzero
+        from specexact.modes.torch_exact.ops_shape import nonzero
         return nonzero(condition, as_tuple=True)
     cond = as_exact(condition)
     dt = result_dtype(input, other)

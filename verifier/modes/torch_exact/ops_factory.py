@@ -1,6 +1,6 @@
 """Factories: zeros/ones/full/empty/arange/tensor, their ``*_like`` and ``new_*`` forms.
 
-``empty``-like factories fill with :class:`~verifier.modes.torch_exact.values.Uninit`
+``empty``-like factories fill with :class:`~specexact.modes.torch_exact.values.Uninit`
 markers naming the call site; reading one into a result is a finding.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.modes.torch_exact.tensor import (
+from specexact.modes.torch_exact.tensor import (
     ExactTensor,
     as_exact,
     as_int,
@@ -25,7 +25,7 @@ from verifier.modes.torch_exact.tensor import (
     scalar_operand,
     tensor_from_data,
 )
-from verifier.modes.torch_exact.values import Uninit, user_location
+from specexact.modes.torch_exact.values import Uninit, user_location
 
 __all__ = ["FACTORY"]
 

@@ -1,7 +1,7 @@
 """Random ops: rand, uniform_, randint, multinomial, exponential_, bernoulli.
 
 Each draw is a lazy value of the engine (a uniform, a categorical token) taken
-from the generator stream of :class:`~verifier.modes.torch_exact.session.Session`.
+from the generator stream of :class:`~specexact.modes.torch_exact.session.Session`.
 ``torch.rand`` is the dtype's grid k / 2**K (0 included) by default.
 ``exponential_`` gives ideal Exp(1) draws whose only modelled use is a race
 (argmax of w / E, or of log w + G with Gumbel G = -log E).
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.modes.torch_exact.noise import Scaled, Unif
-from verifier.modes.torch_exact.session import current_session
-from verifier.modes.torch_exact.tensor import (
+from specexact.modes.torch_exact.noise import Scaled, Unif
+from specexact.modes.torch_exact.session import current_session
+from specexact.modes.torch_exact.tensor import (
     ExactTensor,
     as_exact,
     as_int,
@@ -27,7 +27,7 @@ from verifier.modes.torch_exact.tensor import (
     read_scalar,
     scalar_operand,
 )
-from verifier.modes.torch_exact.values import (
+from specexact.modes.torch_exact.values import (
     LogR,
     Special,
     Uninit,

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.modes.torch_exact.kernels import div_scalar, exp_scalar, log_scalar
-from verifier.modes.torch_exact.noise import LogE, NoiseRecord, Opaque, PendingRace, Race, Scaled
-from verifier.modes.torch_exact.tensor import (
+from specexact.modes.torch_exact.kernels import div_scalar, exp_scalar, log_scalar
+from specexact.modes.torch_exact.noise import LogE, NoiseRecord, Opaque, PendingRace, Race, Scaled
+from specexact.modes.torch_exact.tensor import (
     ExactTensor,
     as_exact,
     as_int,
@@ -30,7 +30,7 @@ from verifier.modes.torch_exact.tensor import (
     make,
     read_scalar,
 )
-from verifier.modes.torch_exact.values import Special, Uninit, unsupported
+from specexact.modes.torch_exact.values import Special, Uninit, unsupported
 
 __all__ = ["REDUCE"]
 
@@ -226,7 +226,7 @@ def _maxfn(largest: bool) -> Callable[..., Any]:
     def fn(input: Any, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
         t = as_exact(input)
         if isinstance(dim, torch.Tensor):
-            from verifier.modes.torch_exact.ops_elementwise import maximum, minimum
+            from specexact.modes.torch_exact.ops_elementwise import maximum, minimum
             return (maximum if largest else minimum)(t, dim)
         rows, rest, d = _rows(t, dim)
         idx = [_arg(r, largest) for r in rows]

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.exact.random_source import LazyToken
-from verifier.modes.torch_exact.tensor import (
+from specexact.exact.random_source import LazyToken
+from specexact.modes.torch_exact.tensor import (
     ExactTensor,
     as_exact,
     as_int,
@@ -21,7 +21,7 @@ from verifier.modes.torch_exact.tensor import (
     scalar_operand,
     tensor_from_data,
 )
-from verifier.modes.torch_exact.values import Special, Uninit, unsupported
+from specexact.modes.torch_exact.values import Special, Uninit, unsupported
 
 __all__ = ["SHAPE"]
 

@@ -4,7 +4,7 @@
 ``softmax``...) to its exact implementation; ``add_``-style in-place variants
 of any entry are derived.  ``PROPERTIES`` lists the Tensor attributes served
 from the real metadata.  Anything else raises
-:class:`~verifier.errors.UnsupportedOperation` naming the op.
+:class:`~specexact.errors.UnsupportedOperation` naming the op.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from verifier.modes.torch_exact.ops_elementwise import BINARY, UNARY
-from verifier.modes.torch_exact.ops_factory import FACTORY
-from verifier.modes.torch_exact.ops_random import RANDOM, REFUSED
-from verifier.modes.torch_exact.ops_reduce import REDUCE
-from verifier.modes.torch_exact.ops_shape import SHAPE
+from specexact.modes.torch_exact.ops_elementwise import BINARY, UNARY
+from specexact.modes.torch_exact.ops_factory import FACTORY
+from specexact.modes.torch_exact.ops_random import RANDOM, REFUSED
+from specexact.modes.torch_exact.ops_reduce import REDUCE
+from specexact.modes.torch_exact.ops_shape import SHAPE
 
 __all__ = ["INPLACE_BASES", "INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES",
            "supported_ops"]

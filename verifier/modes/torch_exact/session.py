@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 import torch
 
-from verifier.exact.random_source import ExactRandom
-from verifier.modes.torch_exact.noise import NoiseRecord, UniformRecord
-from verifier.modes.torch_exact.tensor import GRID_BITS
-from verifier.modes.torch_exact.values import FixedRandomness, rng_var, unsupported
+from specexact.exact.random_source import ExactRandom
+from specexact.modes.torch_exact.noise import NoiseRecord, UniformRecord
+from specexact.modes.torch_exact.tensor import GRID_BITS
+from specexact.modes.torch_exact.values import FixedRandomness, rng_var, unsupported
 
 __all__ = ["Session", "UniformMode", "current_session", "session"]
 
@@ -202,7 +202,7 @@ def session(rng: ExactRandom, uniform: UniformMode,
 
     ``provided`` are the generators handed to the code (their streams are random).
     """
-    from verifier.modes.torch_exact.mode import ExactMode
+    from specexact.modes.torch_exact.mode import ExactMode
 
     s = Session(rng, uniform, provided)
     token = rng_var.set(rng)

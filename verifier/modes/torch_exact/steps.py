@@ -1,4 +1,4 @@
-"""Torch verification code as a decoding step for :mod:`verifier.steps.decode`.
+"""Torch verification code as a decoding step for :mod:`specexact.steps.decode`.
 
 ``torch_step(fn, signature=..., gamma=k)`` returns ``step(target, draft,
 prefix, rng) -> tuple of tokens``, usable by ``decode_distribution``,
@@ -33,15 +33,15 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from verifier.distribution import InvalidToken
-from verifier.errors import InvalidArgument
-from verifier.exact.random_source import ExactRandom
-from verifier.modes.torch_exact.api import check_uniform, emitted, torch_dtype
-from verifier.modes.torch_exact.session import UniformMode, session
-from verifier.modes.torch_exact.tensor import ExactTensor, as_exact, make
-from verifier.modes.torch_exact.unwrap import unwrap
-from verifier.modes.torch_exact.values import LogR, Special
-from verifier.validation import check_integer
+from specexact.distribution import InvalidToken
+from specexact.errors import InvalidArgument
+from specexact.exact.random_source import ExactRandom
+from specexact.modes.torch_exact.api import check_uniform, emitted, torch_dtype
+from specexact.modes.torch_exact.session import UniformMode, session
+from specexact.modes.torch_exact.tensor import ExactTensor, as_exact, make
+from specexact.modes.torch_exact.unwrap import unwrap
+from specexact.modes.torch_exact.values import LogR, Special
+from specexact.validation import check_integer
 
 __all__ = ["SIGNATURES", "torch_step"]
 
@@ -123,7 +123,7 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
         msg = f"signature={signature!r} must be one of {SIGNATURES}"
         raise InvalidArgument(msg)
     if signature == "decode":
-        from verifier.modes.torch_exact.decode import decode_step
+        from specexact.modes.torch_exact.decode import decode_step
 
         if max_new_tokens is None:
             msg = "signature='decode' needs max_new_tokens (the tokens one call emits)"

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from verifier.exact.random_source import LazyToken
-from verifier.modes.torch_exact.noise import PendingRace, Unif
-from verifier.modes.torch_exact.values import (
+from specexact.exact.random_source import LazyToken
+from specexact.modes.torch_exact.noise import PendingRace, Unif
+from specexact.modes.torch_exact.values import (
     LogR,
     NanFlag,
     NonFiniteValue,

@@ -2,7 +2,7 @@
 
 An exact tensor holds, element by element, one of:
 
-* ``Fraction`` (float dtypes) or ``int`` / :class:`~verifier.exact.random_source.LazyToken`
+* ``Fraction`` (float dtypes) or ``int`` / :class:`~specexact.exact.random_source.LazyToken`
   (integer dtypes) or ``bool`` (bool dtype): exact values;
 * :class:`Special`: ``inf``, ``-inf`` or ``nan`` as torch computes them
   (``1/0``, ``0/0``, ``log(0)``), remembering the op and line that made them;
@@ -15,11 +15,12 @@ An exact tensor holds, element by element, one of:
 
 Python operators on these classes implement torch's float semantics on exact
 values; anything that would leave the exact world raises
-:class:`~verifier.errors.UnsupportedOperation` through :func:`unsupported`.
+:class:`~specexact.errors.UnsupportedOperation` through :func:`unsupported`.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import sys
@@ -28,8 +29,8 @@ from contextvars import ContextVar
 from fractions import Fraction
 from typing import Any
 
-from verifier.errors import SamplerFailure, UnsupportedOperation
-from verifier.exact.random_source import ExactRandom, LazyToken
+from specexact.errors import SamplerFailure, UnsupportedOperation
+from specexact.exact.random_source import ExactRandom, LazyToken
 
 __all__ = [
     "FixedRandomness",
@@ -50,9 +51,22 @@ __all__ = [
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
 _HERE = os.path.dirname(os.path.abspath(__file__))
-#: specexact's packages: a frame there is not the code under test's.
-_OURS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(_HERE))), name)
-              + os.sep for name in ("verifier", "properties"))
+
+
+def _package_dirs(*names: str) -> tuple[str, ...]:
+    """The folders ``names`` import from (without importing them), each ending in a separator."""
+    dirs: list[str] = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        locations = () if spec is None else (spec.submodule_search_locations or ())
+        dirs.extend(os.path.abspath(location) + os.sep for location in locations)
+    return tuple(dirs)
+
+
+#: specexact's packages: a frame there is not the code under test's; the bundled
+#: catalogue's rules are code under test, wherever the catalogue is installed.
+_OURS = _package_dirs("specexact", "specexact.properties")
+_CATALOGUE = _package_dirs("specexact.counterexamples")
 
 #: The exact random source of the execution in progress (set by the session).
 rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", default=None)
@@ -80,7 +94,7 @@ def user_location() -> str:
         name = os.path.abspath(frame.f_code.co_filename)
         inside = name.startswith(_HERE) or (torch_dir is not None and name.startswith(torch_dir))
         if not inside and not name.startswith(os.path.dirname(contextlib_file())):
-            if name.startswith(_OURS):
+            if name.startswith(_OURS) and not name.startswith(_CATALOGUE):
                 return "the value the code returned"
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
