@@ -41,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from specexact.modes.statistical import (
+from specexact.statistical.audit import (
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
     Case,
@@ -235,8 +235,8 @@ def batched_chain(ids: Any, Q: Any, P: Any, rng: Any) -> Any:
 
 
 def batched(reps: int, samples_fpr: int) -> dict[str, Any]:
-    from specexact.modes.batched import DEFAULT_BATCHED_SAMPLES, batched_statistical_audit
-    from specexact.modes.batched_chain import batched_chain_audit
+    from specexact.statistical.batched import DEFAULT_BATCHED_SAMPLES, batched_statistical_audit
+    from specexact.statistical.batched_chain import batched_chain_audit
 
     out: dict[str, Any] = {}
     per_call = statistical_audit(textbook, samples=DEFAULT_SAMPLES, seed=0)

@@ -18,8 +18,8 @@ from typing import Any
 from specexact.counterexamples import multidraft
 from specexact.counterexamples.samplers import naive_resample as naive_fallback
 from specexact.counterexamples.samplers import residual, textbook
-from specexact.modes.symbolic import prove
-from specexact.modes.symbolic.lp import backend, fraction_only, solve_lp
+from specexact.symbolic import prove
+from specexact.symbolic.lp import backend, fraction_only, solve_lp
 
 
 def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
@@ -69,7 +69,7 @@ def _backends(vocab_size: int) -> None:
     """The LPs of one textbook proof, replayed on the installed backend and on Fractions."""
     from unittest import mock
 
-    import specexact.modes.symbolic.region as region
+    import specexact.symbolic.region as region
 
     recorded: list[tuple[Any, ...]] = []
     original = solve_lp
@@ -126,7 +126,7 @@ def main() -> None:
 def _step_row(label: str, name: str, vocab_size: int, horizon: int,
               merge: bool = True) -> float:
     from specexact.counterexamples.steps import get_step_rule
-    from specexact.modes.symbolic import prove_step
+    from specexact.symbolic import prove_step
 
     start = time.perf_counter()
     result = prove_step(get_step_rule(name).rule, vocab_size, horizon, merge_subtrees=merge)

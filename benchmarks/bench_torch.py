@@ -29,9 +29,9 @@ import torch
 
 from specexact.counterexamples.samplers import textbook
 from specexact.exact.engine import output_distribution
-from specexact.modes.torch_exact import torch_output_distribution, torch_step
 from specexact.steps.models import random_model_pair
 from specexact.steps.verdict import check_step
+from specexact.torch import torch_output_distribution, torch_step
 
 
 def torch_textbook(p: torch.Tensor, q: torch.Tensor) -> Any:

@@ -13,7 +13,7 @@ draws rows of exactly representable floats of one format (``float64`` or
 * ``subnormal``: an entry that is a subnormal number, the other row 0 there.
 
 Each row sums to 1 within rounding; float mode judges it against its own
-normalisation (:func:`specexact.modes.floats.check_floats`).
+normalisation (:func:`specexact.floats.check.check_floats`).
 """
 
 from __future__ import annotations

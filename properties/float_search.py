@@ -1,6 +1,6 @@
 """Searching float code for counterexamples: the sampler search with float-mode verdicts.
 
-Each case is judged by :func:`specexact.modes.floats.check_floats`, which
+Each case is judged by :func:`specexact.floats.check.check_floats`, which
 splits a deviation into rounding (passes, reported) and structure (fails);
 the cases, the Hypothesis search and the shrinking are those of
 :func:`specexact.properties.search_sampler`.
@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from specexact.exact.tree import Budget
-from specexact.modes.floats import FloatVerdict, check_float_options, check_floats
+from specexact.floats.check import FloatVerdict, check_float_options, check_floats
 from specexact.properties.constants import code_constants
 from specexact.properties.float_hazards import (
     FLOAT_HAZARDS,
@@ -42,7 +42,7 @@ def search_floats(sampler: Any, *, fmt: str | None = "float64", arrays: bool = F
     ``arrays`` (numpy arrays instead of Python floats) say what the sampler
     is handed; ``uniform_bits=K`` draws ``rng.random()`` from the K-bit grid
     (with ``fmt=None``: the grid mode).  The verdict of a failure is a
-    :class:`~specexact.modes.floats.FloatVerdict`; other options as for
+    :class:`~specexact.floats.check.FloatVerdict`; other options as for
     :func:`specexact.properties.search_sampler`.
 
     >>> def naive(p, q, rng):

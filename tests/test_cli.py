@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from specexact import output_distribution
-from specexact.doors.audit import detect_kind, parse_vocab_sizes
-from specexact.doors.cli import main
-from specexact.doors.cli.progress import Progress
 from specexact.errors import InvalidArgument
+from specexact.frontends.audit import detect_kind, parse_vocab_sizes
+from specexact.frontends.cli import main
+from specexact.frontends.cli.progress import Progress
 
 SAMPLERS = '''
 import random
@@ -492,7 +492,7 @@ def test_explain_suggests_near_names():
 
 def test_console_script_runs():
     script = Path(sys.executable).with_name("specexact")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "specexact.doors.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "specexact"]
     done = subprocess.run([*command, "explain", "naive-resample"], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert done.returncode == 0, done.stderr
@@ -762,7 +762,7 @@ def test_audit_without_target_checks_the_whole_catalogue():
 def test_audit_without_target_reports_a_mismatch(monkeypatch):
     from types import SimpleNamespace
 
-    from specexact.doors.cli import catalogue_cmd
+    from specexact.frontends.cli import catalogue_cmd
 
     def naive(p, q, rng):
         x = rng.categorical(q)

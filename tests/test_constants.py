@@ -134,7 +134,7 @@ def test_constants_held_by_objects_dicts_and_classes_are_found() -> None:
 
 def test_a_wrapper_of_ours_is_followed_to_the_users_code() -> None:
     torch = pytest.importorskip("torch")
-    from specexact.modes.torch_exact import torch_rng_sampler
+    from specexact.torch import torch_rng_sampler
 
     def kernel(p: Any, q: Any) -> Any:
         return torch.multinomial(q if q.min() > 1e-6 else p, 1)

@@ -30,7 +30,7 @@ from specexact.crossvocab import (
     shared_tokens,
     table_model,
 )
-from specexact.doors.cli import main
+from specexact.frontends.cli import main
 
 pytest_plugins = ["pytester"]
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from specexact import InvalidArgument, InvalidDistribution, Undecided
-from specexact.modes.exact_scalar import ExactScalar, exact_inputs, float_casts
-from specexact.modes.floats import check_floats, float_tolerance
+from specexact.floats.check import check_floats, float_tolerance
+from specexact.floats.scalars import ExactScalar, exact_inputs, float_casts
 
 np = pytest.importorskip("numpy")
 

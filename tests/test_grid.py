@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from specexact import InvalidArgument, check_sampler, enumerate_law, output_distribution
-from specexact.modes.floats import check_grid, grid_tolerance
+from specexact.floats.check import check_grid, grid_tolerance
 
 F = Fraction
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import settings
 
 from specexact import assert_preserves_target, assert_step_preserves_target
-from specexact.doors.assertions import option_defaults
 from specexact.errors import HiddenRandomness, InvalidArgument
+from specexact.frontends.assertions import option_defaults
 
 pytest_plugins = ["pytester"]
 

@@ -17,8 +17,8 @@ from specexact import (
     samples_needed,
     test_power,
 )
-from specexact.doors.cli import main
-from specexact.modes.power import TEST_DESIGNS
+from specexact.frontends.cli import main
+from specexact.statistical.power import TEST_DESIGNS
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("scipy")
@@ -93,7 +93,7 @@ def _decides(test: str, counts: Any, p: list[str]) -> bool:
     statistical audit's own G-test on one case at level 0.01."""
     from scipy.stats import chisquare
 
-    from specexact.modes.statistical import Case, Draws, judge_counts
+    from specexact.statistical.audit import Case, Draws, judge_counts
 
     n = int(counts.sum())
     if test == "chi2":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specexact.doors.cli import main
+from specexact.frontends.cli import main
 
 STEPS = '''
 from specexact import ProcessorPipeline, RepetitionPenalty, Stopping

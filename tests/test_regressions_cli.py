@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from specexact.doors.cli import main
+from specexact.frontends.cli import main
 
 pytest_plugins = ["pytester"]
 
@@ -95,7 +95,7 @@ def test_a_home_made_base_exception_is_no_verdict_and_no_traceback(targets):
 def test_base_exceptions_in_workers_do_not_hang_jobs(targets, name, code, needle):
     # A pool worker used to die on a BaseException and the parent waited forever.
     proc = subprocess.run(
-        [sys.executable, "-m", "specexact.doors.cli", "audit", f"{targets}:{name}", "--jobs", "2",
+        [sys.executable, "-m", "specexact", "audit", f"{targets}:{name}", "--jobs", "2",
          "--vocab-sizes", "2..3", "--examples", "1"],
         capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == code
@@ -151,7 +151,7 @@ def test_jobs_coverage_accounts_for_every_size(targets):
 
 def test_detectable_tv_is_that_of_the_design_not_of_a_crash():
     pytest.importorskip("scipy")
-    from specexact.modes.statistical import Case, Draws, judge_counts
+    from specexact.statistical.audit import Case, Draws, judge_counts
 
     case = Case.of("worked", ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"])
     full = Draws((200, 500, 300))
@@ -163,7 +163,7 @@ def test_detectable_tv_is_that_of_the_design_not_of_a_crash():
 
 def test_detectable_tv_counts_mass_hidden_by_pooling():
     pytest.importorskip("scipy")
-    from specexact.modes.statistical import Case, Draws, judge_counts
+    from specexact.statistical.audit import Case, Draws, judge_counts
 
     # 50 equally likely tokens and 100 draws: every cell pools three tokens or more,
     # so a law that moves mass inside the cells (TV up to ~1) is invisible.
@@ -175,7 +175,7 @@ def test_detectable_tv_counts_mass_hidden_by_pooling():
 
 def test_statistical_pass_with_too_few_draws_says_so():
     pytest.importorskip("scipy")
-    from specexact.modes.statistical import Case, Draws, StatisticalReport, judge_counts
+    from specexact.statistical.audit import Case, Draws, StatisticalReport, judge_counts
 
     case = Case.of("worked", ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"])
     results = judge_counts([case], [Draws((2, 5, 3))], samples=10)
@@ -198,7 +198,7 @@ def test_ini_horizon_message_states_the_minimum(pytester: pytest.Pytester):
 
 
 def test_detect_kind_counts_arguments_before_reading_names():
-    from specexact.doors.audit import detect_kind
+    from specexact.frontends.audit import detect_kind
 
     def sampler_named_like_models(target, draft, rng): ...
     def sampler_with_option(target, draft, rng, temperature=1.0): ...

@@ -148,7 +148,7 @@ def test_code_that_supports_both_apis_is_judged_on_the_one_it_uses():
 
 
 def test_cli_exits_2_for_numpy_generator_code(tmp_path):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     target = tmp_path / "np_rule.py"
     target.write_text(textwrap.dedent("""

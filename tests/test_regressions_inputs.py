@@ -46,7 +46,7 @@ def test_pipeline_integers_refuse_bools_floats_and_strings(make, value):
 def test_prove_on_a_step_without_horizon_says_how_to_prove_it(capsys):
     # Before issue 14 a step could not be proved at all; now it is read from the
     # signature (or --kind step) and needs only --horizon, which the message names.
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", "specexact.counterexamples.chain_steps:chain", "--vocab-size", "2"])
     err = capsys.readouterr().err
@@ -59,7 +59,7 @@ def test_prove_on_a_step_without_horizon_says_how_to_prove_it(capsys):
 @pytest.mark.parametrize("target", ["specexact.counterexamples.samplers:naive_resample",
                                     "specexact.counterexamples.samplers:textbook"])
 def test_jobs_never_change_the_report(target, capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     reports = []
     for jobs in ("1", "3"):
@@ -72,7 +72,7 @@ def test_tiny_support_masses_print_compactly_and_stay_exact_in_json(capsys):
     import json
     from fractions import Fraction
 
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
     from specexact.tables import exact_text
 
     assert exact_text(Fraction(1, 2**126)) == "2^-126 ~ 1.18e-38"
@@ -108,7 +108,7 @@ def test_a_bare_exception_shows_its_type_and_no_empty_columns(capsys):
     import types
 
     from specexact import SamplerRaised
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     def bare(p, q, rng):
         x = rng.categorical(q)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from specexact import check_step
-from specexact.doors.cli import main
+from specexact.frontends.cli import main
 from specexact.steps.models import CachedModel, ContextFreeModel, TableModel
 
 STEPS = '''

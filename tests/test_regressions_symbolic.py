@@ -9,7 +9,7 @@ import pytest
 
 from specexact import check_sampler
 from specexact.errors import Undecided
-from specexact.modes.symbolic import prove
+from specexact.symbolic import prove
 
 
 def swallows_base_exception(p: list[Any], q: list[Any], rng: Any) -> Any:

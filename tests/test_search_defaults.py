@@ -11,8 +11,8 @@ import pytest
 from specexact import assert_step_preserves_target
 from specexact.counterexamples.chain_steps import chain
 from specexact.counterexamples.steps import named_step
-from specexact.doors.audit import DEFAULT_VOCAB_SIZES
-from specexact.doors.cli import main
+from specexact.frontends.audit import DEFAULT_VOCAB_SIZES
+from specexact.frontends.cli import main
 from specexact.properties import (
     DEFAULT_SAMPLER_VOCAB_SIZES,
     choose_horizon,

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from specexact import InvalidArgument, Undecided
-from specexact.doors.cli import main
-from specexact.modes.batched import batched_statistical_audit, detect_array_kind
-from specexact.modes.batched_chain import batched_chain_audit, default_chain_panel
+from specexact.frontends.cli import main
+from specexact.statistical.batched import batched_statistical_audit, detect_array_kind
+from specexact.statistical.batched_chain import batched_chain_audit, default_chain_panel
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("scipy")
@@ -376,7 +376,7 @@ def torch_plain_single(p: Any, q: Any) -> Any:
 
 
 def test_both_audits_check_fn_and_build_the_backend_in_one_place():
-    from specexact.modes.batched import audit_backend
+    from specexact.statistical.batched import audit_backend
 
     def numpy_fn(P: Any, Q: Any, rng: Any) -> Any:
         return np.zeros(len(P), dtype=np.int64)

@@ -318,7 +318,7 @@ STEPS = "tests.test_step_proofs"
 
 
 def test_cli_proves_a_step(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", f"{STEPS}:chain1", "--kind", "step", "--vocab-size", "2",
                  "--horizon", "2"])
@@ -328,7 +328,7 @@ def test_cli_proves_a_step(capsys):
 
 
 def test_cli_refutes_a_step(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", f"{STEPS}:draft_only", "--kind", "step", "--vocab-size", "2",
                  "--horizon", "1", "--json"])
@@ -338,7 +338,7 @@ def test_cli_refutes_a_step(capsys):
 
 
 def test_cli_reads_the_kind_from_the_signature(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "1"])
     assert code == 1
@@ -346,7 +346,7 @@ def test_cli_reads_the_kind_from_the_signature(capsys):
 
 
 def test_cli_undecided_is_exit_2(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", f"{STEPS}:stateful", "--kind", "step", "--vocab-size", "2",
                  "--horizon", "1"])
@@ -355,7 +355,7 @@ def test_cli_undecided_is_exit_2(capsys):
 
 
 def test_cli_kind_and_signature_must_agree(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", "specexact.counterexamples.samplers:textbook", "--kind", "step",
                  "--vocab-size", "2", "--horizon", "1"])
@@ -364,7 +364,7 @@ def test_cli_kind_and_signature_must_agree(capsys):
 
 
 def test_cli_horizon_is_for_steps_only(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", "specexact.counterexamples.samplers:textbook", "--vocab-size", "2",
                  "--horizon", "2"])
@@ -406,7 +406,7 @@ def test_issue_targets_refuted(name, v, horizon):
 
 
 def test_cli_first_on_a_step(capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     code = main(["prove", f"{STEPS}:draft_only", "--vocab-size", "2", "--horizon", "2",
                  "--first"])

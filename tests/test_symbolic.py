@@ -14,13 +14,13 @@ import pytest
 import sympy
 from sympy.solvers.simplex import linprog
 
-import specexact.modes.symbolic as symbolic
+import specexact.symbolic as symbolic
 from specexact import output_distribution
-from specexact.doors.cli.prove_cmd import run_prove
 from specexact.errors import InvalidArgument, Undecided, UnsupportedOperation
-from specexact.modes.symbolic import ProofResult, prove
-from specexact.modes.symbolic.lp import solve_lp
-from specexact.modes.symbolic.region import Space
+from specexact.frontends.cli.prove_cmd import run_prove
+from specexact.symbolic import ProofResult, prove
+from specexact.symbolic.lp import solve_lp
+from specexact.symbolic.region import Space
 
 F = Fraction
 

@@ -20,13 +20,13 @@ import sympy
 from specexact import check_sampler, output_distribution
 from specexact.counterexamples import multidraft
 from specexact.counterexamples.samplers import inclusive_uniform, naive_resample, textbook
-from specexact.doors.cli.prove_cmd import run_prove
 from specexact.errors import InvalidInput
-from specexact.modes.symbolic import prove
-from specexact.modes.symbolic.lp import fraction_only, solve_lp
-from specexact.modes.symbolic.nonlinear import certificate, check_certificate
-from specexact.modes.symbolic.prover import _Prover
-from specexact.modes.symbolic.region import Constraint, Space
+from specexact.frontends.cli.prove_cmd import run_prove
+from specexact.symbolic import prove
+from specexact.symbolic.lp import fraction_only, solve_lp
+from specexact.symbolic.nonlinear import certificate, check_certificate
+from specexact.symbolic.prover import _Prover
+from specexact.symbolic.region import Constraint, Space
 
 F = Fraction
 
@@ -304,7 +304,7 @@ def test_relabelled_caches_do_not_carry_a_proof_to_an_asymmetric_case() -> None:
 
 
 def test_a_nonlinear_local_constraint_is_decided_on_its_region_and_split_on_the_case() -> None:
-    from specexact.modes.symbolic.signs import NeedSplit, check_nonlinear_local
+    from specexact.symbolic.signs import NeedSplit, check_nonlinear_local
 
     space = Space(2)
     p0, q0 = space.p[0], space.q[0]
@@ -338,7 +338,7 @@ def test_a_nonlinear_local_constraint_is_decided_on_its_region_and_split_on_the_
 
 
 def test_the_simplest_point_keeps_small_denominators_inside_both_spaces() -> None:
-    from specexact.modes.symbolic.step_space import StepSpace
+    from specexact.symbolic.step_space import StepSpace
 
     space = Space(2)
     p0, q0 = space.p[0], space.q[0]

@@ -14,7 +14,7 @@ import torch
 
 from specexact.errors import SamplerRaised, UnsupportedOperation
 from specexact.exact.engine import output_distribution
-from specexact.modes.torch_exact import check_torch_sampler, torch_output_distribution
+from specexact.torch import check_torch_sampler, torch_output_distribution
 
 
 def _residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -403,7 +403,7 @@ def test_global_rng_is_untouched_by_exact_mode() -> None:
 
 
 def test_assert_torch_preserves_target_passes_and_fails() -> None:
-    from specexact.modes.torch_exact import assert_torch_preserves_target
+    from specexact.torch import assert_torch_preserves_target
     assert assert_torch_preserves_target(textbook_multinomial, vocab_sizes=(2, 3),
                                          examples=2) > 10
     with pytest.raises(AssertionError, match="does not preserve the target"):
@@ -414,7 +414,7 @@ def test_assert_torch_preserves_target_passes_and_fails() -> None:
 
 def test_rng_sampler_adapter_runs_under_the_existing_engine() -> None:
     from specexact.exact.verdict import check_sampler
-    from specexact.modes.torch_exact import torch_rng_sampler
+    from specexact.torch import torch_rng_sampler
     sampler = torch_rng_sampler(textbook_multinomial)
     assert check_sampler(sampler, ["1/3", "2/3"], ["2/3", "1/3"]).passed
     assert not check_sampler(torch_rng_sampler(naive_resample), ["1/3", "2/3"],
@@ -425,7 +425,7 @@ def test_rng_sampler_adapter_runs_under_the_existing_engine() -> None:
 
 
 def test_detection_of_torch_randomness_for_the_cli_message() -> None:
-    from specexact.modes.torch_exact import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
+    from specexact.torch import TORCH_RANDOMNESS_MESSAGE, torch_randomness_reason
 
     def rng_rule(p: Any, q: Any, rng: Any) -> Any:
         return rng.categorical(q)

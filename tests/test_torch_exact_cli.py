@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specexact.doors.cli import main
+from specexact.frontends.cli import main
 
 SOURCE = '''
 import torch

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from specexact.modes.torch_exact.decode import check_torch_decode, torch_decode_distribution
 from specexact.steps.models import TableModel, random_model_pair
+from specexact.torch.decode import check_torch_decode, torch_decode_distribution
 
 F = Fraction
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from specexact.errors import UnsupportedOperation
-from specexact.modes.torch_exact.numpy_generator import numpy_output_distribution
+from specexact.torch.numpy_generator import numpy_output_distribution
 
 F = Fraction
 P = (F(1, 4), F(1, 2), F(1, 4))

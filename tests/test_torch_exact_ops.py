@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from specexact.exact.engine import enumerate_law
-from specexact.modes.torch_exact.session import session
-from specexact.modes.torch_exact.tensor import ExactTensor, as_exact
-from specexact.modes.torch_exact.values import LogR, NanFlag, Special
+from specexact.torch.session import session
+from specexact.torch.tensor import ExactTensor, as_exact
+from specexact.torch.values import LogR, NanFlag, Special
 
 X = torch.tensor([[0.5, -1.25, 2.0], [0.0, 3.5, -0.75]], dtype=torch.float64)
 Y = torch.tensor([[1.5, -1.25, 0.25], [2.0, -3.0, 0.125]], dtype=torch.float64)
@@ -267,8 +267,8 @@ def test_a_wrong_op_would_be_caught() -> None:
 
 
 def test_every_table_entry_is_exercised_or_listed() -> None:
-    from specexact.modes.torch_exact.mode import ExactMode
-    from specexact.modes.torch_exact.optable import OPS
+    from specexact.torch.mode import ExactMode
+    from specexact.torch.optable import OPS
     ExactMode.record = set()
     try:
         for _, op, inputs in CASES:

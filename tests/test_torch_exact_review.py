@@ -103,7 +103,7 @@ def _chain_source(tmp_path, body):
 
 
 def test_a_chain_returning_the_wrong_shape_is_named(tmp_path, capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     path = _chain_source(tmp_path, "def flat(draft_token_ids, draft_probs, target_probs):\n"
                                    "    return draft_token_ids[0]\n")
@@ -117,7 +117,7 @@ def test_a_chain_returning_the_wrong_shape_is_named(tmp_path, capsys):
 
 def test_uninitialised_padding_read_after_the_code_returned_names_no_specexact_file(
         tmp_path, capsys):
-    from specexact.doors.cli import main
+    from specexact.frontends.cli import main
 
     path = _chain_source(tmp_path, (
         "def padded(draft_token_ids, draft_probs, target_probs):\n"
@@ -137,7 +137,7 @@ def test_uninitialised_padding_read_after_the_code_returned_names_no_specexact_f
 def test_a_float_tensor_returned_reads_as_one_description():
     from fractions import Fraction
 
-    from specexact.modes.torch_exact import torch_output_distribution
+    from specexact.torch import torch_output_distribution
 
     def returns_float(p, q, generator):
         return torch.rand(1, generator=generator)

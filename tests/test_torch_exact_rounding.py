@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from specexact.errors import UnsupportedOperation
-from specexact.modes.torch_exact import check_torch_sampler, torch_output_distribution
-from specexact.modes.torch_exact.tensor import narrows, round_to, stored
-from specexact.modes.torch_exact.values import Special
+from specexact.torch import check_torch_sampler, torch_output_distribution
+from specexact.torch.tensor import narrows, round_to, stored
+from specexact.torch.values import Special
 
 NARROW = (torch.float32, torch.float16, torch.bfloat16)
 

@@ -7,10 +7,10 @@ from fractions import Fraction
 import pytest
 import torch
 
-from specexact.modes.torch_exact import torch_step
 from specexact.steps.decode import decode_distribution
 from specexact.steps.models import ContextFreeModel, TableModel, random_model_pair
 from specexact.steps.verdict import check_step
+from specexact.torch import torch_step
 
 F = Fraction
 

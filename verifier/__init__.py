@@ -3,15 +3,18 @@
 Data flows sampler -> random source -> choice-tree enumeration -> exact
 distribution -> verdict -> report, and the package is layered the same way:
 
-* ``verifier`` itself: errors, exact numbers, validation, distributions,
+* ``specexact`` itself: errors, exact numbers, validation, distributions,
   sampling pipelines;
 * :mod:`specexact.exact`: the choice tree, random sources, the enumerator, verdicts;
 * :mod:`specexact.steps`: models and multi-step decoding on top of it;
 * :mod:`specexact.crossvocab`: its sibling, drafts with another tokenizer, judged on text;
-* :mod:`specexact.modes`: floats and grids, symbolic proofs, statistics, torch;
-* :mod:`specexact.doors`: audits, reports, assertions, the pytest plugin, the CLI.
+* :mod:`specexact.floats`: float code judged exactly, rounding told from structure;
+* :mod:`specexact.symbolic`: proofs over every (p, q) at once;
+* :mod:`specexact.torch`: torch code run exactly;
+* :mod:`specexact.statistical`: sampled audits and the power of statistical tests;
+* :mod:`specexact.frontends`: audits, reports, assertions, the pytest plugin, the CLI.
 
-Every public name is re-exported here; import it from ``verifier``.
+Every public name is re-exported here; import it from ``specexact``.
 """
 
 from __future__ import annotations
@@ -28,13 +31,6 @@ from specexact.crossvocab import (
     target_text_law,
 )
 from specexact.distribution import Distribution, InvalidToken, total_variation
-from specexact.doors import (
-    AuditOptions,
-    AuditResult,
-    assert_crossvocab_preserves_target,
-    assert_preserves_target,
-    assert_step_preserves_target,
-)
 from specexact.errors import (
     BudgetExceeded,
     HiddenRandomness,
@@ -63,36 +59,26 @@ from specexact.exact import (
     format_table,
     output_distribution,
 )
-from specexact.modes import (
-    FloatVerdict,
+from specexact.floats import FloatVerdict, check_floats, check_grid
+from specexact.frontends import (
+    AuditOptions,
+    AuditResult,
+    assert_crossvocab_preserves_target,
+    assert_preserves_target,
+    assert_step_preserves_target,
+)
+from specexact.numbers import as_distribution, to_fraction
+from specexact.statistical import (
     NeededSamples,
     Power,
     StatisticalReport,
     batched_chain_audit,
     batched_statistical_audit,
-    check_floats,
-    check_grid,
     samples_needed,
     statistical_audit,
     test_power,
     torch_sampler,
 )
-from specexact.modes.symbolic import (
-    ProofResult,
-    StepProofResult,
-    StepRefutation,
-    prove,
-    prove_step,
-)
-from specexact.modes.torch_exact import (
-    assert_torch_preserves_target,
-    check_torch_sampler,
-    numpy_output_distribution,
-    torch_output_distribution,
-    torch_randomness_reason,
-    torch_step,
-)
-from specexact.numbers import as_distribution, to_fraction
 from specexact.steps import (
     BadWords,
     CacheDivergence,
@@ -127,6 +113,21 @@ from specexact.steps import (
     step_efficiency,
     step_law,
     target_distribution,
+)
+from specexact.symbolic import (
+    ProofResult,
+    StepProofResult,
+    StepRefutation,
+    prove,
+    prove_step,
+)
+from specexact.torch import (
+    assert_torch_preserves_target,
+    check_torch_sampler,
+    numpy_output_distribution,
+    torch_output_distribution,
+    torch_randomness_reason,
+    torch_step,
 )
 
 __all__ = [

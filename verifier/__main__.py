@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from specexact.doors.cli import main
+from specexact.frontends.cli import main
 
 raise SystemExit(main())

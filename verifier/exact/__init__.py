@@ -2,7 +2,7 @@
 
 Data flows code under test -> random source -> choice-tree enumeration ->
 exact distribution -> verdict.  Nothing here imports the multi-step layer,
-the modes or the doors.
+the other modes or the frontends.
 """
 
 from __future__ import annotations

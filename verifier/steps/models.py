@@ -455,7 +455,7 @@ class DeferredList(MutableSequence[_T]):
     ``copy()``, ``+``); ``len()`` needs no lookup when :meth:`_known_length`
     knows it.  Unhashable; equality is the subclass's business.  The base of the
     deferred rows of a recorded model here and of a symbolic step model
-    (:mod:`specexact.modes.symbolic.step_source`).
+    (:mod:`specexact.symbolic.step_source`).
     """
 
     __slots__ = ("_items",)

@@ -1,0 +1,271 @@
+"""``specexact audit TARGET``: load, detect the kind, audit, report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any, TextIO
+
+from specexact.errors import InvalidArgument
+from specexact.frontends.audit import (
+    DEFAULT_HORIZON,
+    AuditOptions,
+    audit,
+    detect_kind,
+    parse_vocab_sizes,
+)
+from specexact.frontends.cli.parallel import check_jobs
+from specexact.frontends.cli.progress import Progress
+from specexact.frontends.report import result_human, result_json
+from specexact.frontends.targets import article, load_target
+
+__all__ = ["audit_target", "check_modes", "options_from_args"]
+
+
+def check_modes(args: argparse.Namespace, kind: str) -> None:
+    if args.statistical and (args.floats or args.uniform_bits is not None):
+        msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
+        raise InvalidArgument(msg)
+    if args.statistical:
+        # The statistical panel is fixed (edge cases plus generated pairs of
+        # vocabularies 3..8); these options would be silently ignored.
+        chain = getattr(args, "signature", "single") == "chain"
+        ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
+                                            ("--examples", args.examples),
+                                            ("--horizon", None if chain else args.horizon))
+                   if value is not None]
+        if ignored:
+            msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
+                   "samples a fixed panel of cases; use --samples N and --seed N")
+            raise InvalidArgument(msg)
+    if not args.statistical:
+        given = [flag for flag, value in (
+            ("--samples", args.samples), ("--batched", args.batched or None),
+            ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+            ("--device", None if args.device == "cpu" else args.device),
+            ("--array", None if args.array == "auto" else args.array),
+            ("--generators", None if args.generators == "shared" else args.generators))
+            if value is not None]
+        if given:
+            msg = f"{', '.join(given)} applies to --statistical audits only"
+            raise InvalidArgument(msg)
+    if args.arrays and not args.floats:
+        msg = "--arrays applies to --floats audits only"
+        raise InvalidArgument(msg)
+    if kind == "step" and (args.statistical or args.floats):
+        msg = "--floats and --statistical apply to samplers, not steps"
+        raise InvalidArgument(msg)
+    if kind == "cross-vocab" and (args.statistical or args.floats
+                                  or args.uniform_bits is not None):
+        msg = ("--floats, --uniform-bits and --statistical apply to samplers and steps, not "
+               "cross-vocab steps")
+        raise InvalidArgument(msg)
+
+
+def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
+    sizes = parse_vocab_sizes(args.vocab_sizes) if args.vocab_sizes else None
+    if kind == "sampler" and args.horizon is not None:
+        msg = "--horizon applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    stateful = bool(getattr(args, "stateful", False))
+    if kind == "sampler" and stateful:
+        msg = "--stateful applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    if kind == "cross-vocab" and stateful:
+        msg = "--stateful applies to same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
+    resolved: Any = kind if kind in ("step", "cross-vocab") else "sampler"
+    return AuditOptions(kind=resolved, vocab_sizes=sizes,
+                        horizon=args.horizon, examples=args.examples, seed=args.seed,
+                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful,
+                        processors=_processors(args, kind))
+
+
+def _processors(args: argparse.Namespace, kind: str) -> Any:
+    """The pipeline named by --processors (None without it)."""
+    name = getattr(args, "processors", None)
+    if name is None:
+        return None
+    if kind == "sampler":
+        msg = "--processors applies to steps only; this target is audited as a sampler"
+        raise InvalidArgument(msg)
+    from specexact.steps.processors import ProcessorPipeline
+
+    try:
+        pipeline: Any = load_target(name)
+    except InvalidArgument as exc:
+        if not str(exc).endswith("not a function"):
+            raise
+        pipeline = None  # a value that is not callable: not a pipeline either
+    if not isinstance(pipeline, ProcessorPipeline):
+        what = "" if pipeline is None else f" is {article(type(pipeline).__name__)},"
+        msg = (f"--processors {name}{what} must name a specexact.ProcessorPipeline "
+               "(processors and stopping), e.g. module:PIPELINE")
+        raise InvalidArgument(msg)
+    return pipeline
+
+
+def resolve(target: str, kind: str | None) -> tuple[Callable[..., Any], str]:
+    """The function named by ``target`` and its kind (given, read from the signature,
+    else 'sampler')."""
+    fn = load_target(target)
+    return fn, kind or detect_kind(fn) or "sampler"
+
+
+@contextlib.contextmanager
+def _quiet_stdout(enabled: bool, err: TextIO) -> Iterator[None]:
+    """With --json, anything the code under test prints goes to stderr, not into the JSON."""
+    if not enabled:
+        yield
+        return
+    with contextlib.redirect_stdout(err):
+        yield
+
+
+Variants = tuple[tuple[Any, int | None], ...]
+
+
+def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
+                ) -> tuple[Callable[..., Any], str, Variants]:
+    """With --torch, the target as an engine sampler or step, and its faithful variant
+    (``torch.rand`` on its dtype's grid, judged for support violations and crashes);
+    without it, refuse torch code that draws from torch's generators (the engine
+    could only call it hidden randomness)."""
+    from specexact.torch import torch_randomness_reason
+
+    if getattr(args, "numpy", False):
+        if getattr(args, "torch", False) or kind != "sampler":
+            msg = "--numpy applies to samplers fn(p, q, rng), without --torch"
+            raise InvalidArgument(msg)
+        from specexact.torch.numpy_generator import numpy_rng_sampler
+        return numpy_rng_sampler(fn), "sampler", ()
+    if kind == "cross-vocab" and getattr(args, "torch", False):
+        msg = "--torch applies to samplers and same-vocabulary steps, not --kind cross-vocab"
+        raise InvalidArgument(msg)
+    if not getattr(args, "torch", False):
+        set_flags = [flag for flag, value, default in (
+            ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"))
+            if value != default]
+        if set_flags:
+            msg = f"{', '.join(set_flags)} applies to torch code: add --torch"
+            raise InvalidArgument(msg)
+        reason = torch_randomness_reason(fn) if kind == "sampler" else None
+        if reason is not None:
+            raise InvalidArgument(reason)
+        return fn, kind, ()
+    _check_signature(fn, args.signature)
+    faithful = args.uniform == "dtype"
+    if args.signature == "single":
+        from specexact.torch import torch_rng_sampler
+
+        sampler = torch_rng_sampler(fn, dtype=args.dtype, uniform="continuous")
+        variants: Variants = ((torch_rng_sampler(fn, dtype=args.dtype, uniform="dtype"),
+                               None),) if faithful else ()
+        return sampler, "sampler", variants
+    from specexact.torch import torch_step
+
+    horizon = args.horizon if args.horizon is not None else DEFAULT_HORIZON
+
+    def make(uniform: str) -> Any:
+        return torch_step(fn, signature=args.signature, gamma=args.gamma, dtype=args.dtype,
+                          uniform=uniform, max_new_tokens=horizon)
+
+    return make("continuous"), "step", ((make("dtype"), None),) if faithful else ()
+
+
+#: Parameter names engines use for each --signature (a usage hint, never a verdict).
+_SIGNATURE_NAMES: dict[str, frozenset[str]] = {
+    "single": frozenset({"p", "q", "generator", "gen", "target_prob", "draft_prob",
+                         "target_probs_1d", "draft_probs_1d"}),
+    "chain": frozenset({"draft_token_ids", "draft_ids", "draft_probs", "target_probs",
+                        "bonus_token_ids", "uniform_samples"}),
+    "hf": frozenset({"candidate_input_ids", "candidate_logits", "candidate_length",
+                     "new_logits", "is_done_candidate"}),
+    "decode": frozenset({"input_ids", "draft_model", "target_model", "assistant_model",
+                         "max_new_tokens"}),
+}
+
+
+#: How each --signature calls the function (what its arguments are).
+_SIGNATURE_CALLS: dict[str, tuple[str, ...]] = {
+    "single": ("p", "q"),
+    "chain": ("draft_token_ids", "draft_probs", "target_probs"),
+    "hf": ("candidate_input_ids", "candidate_logits", "candidate_length", "new_logits",
+           "is_done_candidate"),
+    "decode": ("input_ids", "draft_model", "target_model", "max_new_tokens"),
+}
+
+
+def _check_signature(fn: Any, signature: str) -> None:
+    """A clear usage error when ``fn``'s parameter names are another --signature's,
+    or it cannot take the --signature's arguments."""
+    import inspect
+
+    from specexact.torch.unwrap import unwrap
+
+    try:
+        parameters = inspect.signature(unwrap(fn))
+    except (TypeError, ValueError):
+        return
+    names = set(parameters.parameters)
+    if not names & _SIGNATURE_NAMES[signature]:
+        for other, known in _SIGNATURE_NAMES.items():
+            if other != signature and len(names & known) >= 2:
+                shown = ", ".join(sorted(names & known))
+                msg = (f"--signature {signature}, but the function's parameters ({shown}) "
+                       f"are those of --signature {other}; give --signature {other}"
+                       + (" --gamma K" if other in ("chain", "hf") else "")
+                       + " (single is fn(p, q[, generator]) -> token)")
+                raise InvalidArgument(msg)
+    call = _SIGNATURE_CALLS[signature]
+    calls = [call, (*call, "generator")] if signature == "single" else [call]
+    errors: list[TypeError] = []
+    for arguments in calls:
+        try:
+            parameters.bind(*arguments)
+        except TypeError as exc:
+            errors.append(exc)
+    if len(errors) == len(calls):
+        shape = ", ".join(call)
+        if signature == "single":
+            shape += "[, generator]"
+        msg = (f"--signature {signature} calls fn({shape}), but the function's signature "
+               f"is {parameters}: {errors[0]}")
+        raise InvalidArgument(msg) from None
+
+
+def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
+    target: str = args.target
+    fn, kind = resolve(target, args.kind)
+    if args.statistical:
+        # The code runs on its own randomness, numpy or torch: no exact-mode wrapping.
+        from specexact.frontends.cli.statistical_cmd import statistical_command
+
+        args.resolved_kind = "step" if args.signature == "chain" else kind
+        with _quiet_stdout(args.json, err):
+            return statistical_command(fn, target, kind, args, out=out, err=err)
+    fn, kind, variants = _torch_mode(fn, kind, args)
+    args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
+    check_modes(args, kind)
+    options = replace(options_from_args(args, kind), support_variants=variants,
+                      grid_check=args.uniform == "dtype")
+    if args.floats or (args.uniform_bits is not None and kind == "sampler"):
+        from specexact.frontends.cli.modes_cmd import float_audit
+
+        with _quiet_stdout(args.json, err):
+            return float_audit(fn, target, args, options, out=out, err=err)
+    # One target is one search, in this process, whatever --jobs says: splitting it
+    # (per vocabulary size, say) would make the report depend on the job count.
+    check_jobs(args.jobs if args.jobs is not None else 1)
+    progress = Progress(f"auditing {target}", enabled=False if args.json else None, stream=err)
+    with progress, _quiet_stdout(args.json, err):
+        result = audit(fn, options, name=target, progress=progress)
+    if args.json:
+        json.dump(result_json(result), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(result_human(result) + "\n")
+    return 0 if result.passed else 1

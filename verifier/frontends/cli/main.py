@@ -1,0 +1,427 @@
+"""Argument parsing, dispatch, and the one place where every error becomes an exit code.
+
+Exit codes: 0 no violation found, 1 a violation was found, 2 a usage error or
+no verdict possible (import failure, budget exceeded, hidden randomness).
+No traceback ever reaches the user unless ``SPECEXACT_DEBUG=1`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
+from specexact.frontends.audit import parse_integer
+
+__all__ = ["build_parser", "main"]
+
+EXIT_PASS = 0
+EXIT_VIOLATION = 1
+EXIT_ERROR = 2
+
+
+class UsageError(Exception):
+    """A command-line usage mistake (argparse's own errors are routed here)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+
+def _int_at_least(text: str, minimum: int) -> int:
+    try:
+        return parse_integer(text, minimum)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _nonnegative_int(text: str) -> int:
+    return _int_at_least(text, 0)
+
+
+def _positive_int(text: str) -> int:
+    return _int_at_least(text, 1)
+
+
+AUDIT_EPILOG = """\
+TARGET is package.module:function or path/to/file.py:function.
+A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) -> tuple of
+tokens.  The kind is read from the signature unless --kind is given; a step whose draft
+has another vocabulary (judged on the law of text) needs --kind cross-vocab.
+Without TARGET, every rule of the bundled catalogue is audited and compared with its
+expected verdict.
+exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="specexact",
+        description="Prove or refute, with exact arithmetic, that a speculative-decoding "
+                    "sampler preserves the target distribution.",
+        epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    audit = sub.add_parser(
+        "audit", help="audit a sampler or step (or, without TARGET, the bundled catalogue)",
+        description="Run the hand-picked edge cases, then the Hypothesis search, and report "
+                    "the minimal exact witness of any violation.",
+        epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("target", nargs="?", metavar="TARGET",
+                       help="package.module:function or path/to/file.py:function")
+    audit.add_argument("--kind", choices=("sampler", "step", "cross-vocab"),
+                       help="what TARGET is (default: read from its signature, else "
+                            "sampler); cross-vocab: fn(target, draft, prefix, rng) with "
+                            "models over two vocabularies of strings, judged on the law of "
+                            "the emitted text")
+    audit.add_argument("--vocab-sizes", metavar="A..B",
+                       help="vocabulary sizes to cover (default 2..5 for samplers, "
+                            "2..3 for steps, 2..4 tokens per vocabulary for cross-vocab)")
+    audit.add_argument("--horizon", type=_positive_int, metavar="N",
+                       help="steps: number of emitted tokens whose joint law is compared; "
+                            "cross-vocab: number of characters of text (default 3)")
+    audit.add_argument("--stateful", action="store_true",
+                       help="steps: hand the step stateful models (specexact.CachedModel: "
+                            "next_distribution, append, rollback, ...) and check that each "
+                            "cache holds exactly the emitted prefix after every step")
+    audit.add_argument("--processors", metavar="MODULE:NAME",
+                       help="steps: a specexact.ProcessorPipeline (processors and stopping) "
+                            "the step is called with as processors=...; the reference is "
+                            "then the processed target's joint law")
+    audit.add_argument("--examples", type=_nonnegative_int, metavar="N",
+                       help="generated cases for the Hypothesis search, on top of the edge "
+                            "cases (default: the search's own, 200 for samplers)")
+    audit.add_argument("--seed", type=int, default=0, metavar="N",
+                       help="seed of the search, for reproducible runs (default 0)")
+    audit.add_argument("--jobs", type=_nonnegative_int, default=None, metavar="N",
+                       help="processes for the catalogue audit without TARGET, one job "
+                            "per rule (0 = one per CPU; default one per CPU up to 4); a "
+                            "single TARGET is one search in one process, so its report "
+                            "never depends on N")
+    audit.add_argument("--json", action="store_true",
+                       help="print one JSON object on stdout and nothing else")
+    _add_float_options(audit)
+
+    prove = sub.add_parser(
+        "prove", help="prove a sampler exact over the whole simplex, symbolically",
+        description="Run the sampler on symbolic p and q for one vocabulary size; prove "
+                    "that it preserves p for every pair, or print the region and the "
+                    "bias formula where it does not.  A decoding step (--kind step, or read "
+                    "from its signature) is proved with --horizon N: the joint law of its "
+                    "first N tokens, for every pair of context-dependent models.",
+        epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided")
+    prove.add_argument("target", metavar="TARGET",
+                       help="package.module:function or path/to/file.py:function")
+    prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
+                       help="vocabulary size to prove for")
+    prove.add_argument("--kind", choices=("sampler", "step"),
+                       help="what TARGET is (default: read from its signature, else sampler)")
+    prove.add_argument("--horizon", type=_positive_int, metavar="N",
+                       help="steps (required): number of decoded tokens whose joint law is "
+                            "proved, for every pair of context-dependent models")
+    prove.add_argument("--json", action="store_true", help="print one JSON object")
+    prove.add_argument("--first", action="store_true",
+                       help="stop at the first confirmed refutation")
+    prove.add_argument("--uniform-bits", type=_positive_int, default=None, metavar="K",
+                       help="judge the grid hazards (comparisons where '<' and '<=' differ "
+                            "on a grid) with rng.random() on the K-bit grid (24: float32 "
+                            "torch.rand): refuted when one puts mass on a token with p = 0")
+
+    explain = sub.add_parser("explain", help="a catalogue rule: why it is wrong, its witness")
+    explain.add_argument("name", metavar="NAME", help="a rule name from 'specexact catalogue'")
+    explain.add_argument("--json", action="store_true", help="print one JSON object")
+
+    catalogue = sub.add_parser("catalogue", help="list the bundled rules, right and wrong")
+    formats = catalogue.add_mutually_exclusive_group()
+    formats.add_argument("--json", action="store_true", help="print a JSON list")
+    formats.add_argument("--markdown", action="store_true",
+                         help="print a Markdown table (the README's catalogue table)")
+
+    from specexact.frontends.cli.power_cmd import add_power_parser
+
+    add_power_parser(sub)
+    return parser
+
+
+def _add_float_options(audit: argparse.ArgumentParser) -> None:
+    group = audit.add_argument_group(
+        "floats and discrete uniforms",
+        "Judge float code exactly: the deviation from p is split into rounding (passes, "
+        "bounded by a stated tolerance) and structure (fails).")
+    # No argparse choices: FORMAT is optional, so in `--floats TARGET` argparse hands
+    # TARGET to --floats; _settle_floats moves it back.
+    group.add_argument("--floats", nargs="?", const="float64", metavar="FORMAT",
+                       help="hand p and q to the sampler as floats (float64, the default, "
+                            "or float32 numpy arrays)")
+    group.add_argument("--arrays", action="store_true",
+                       help="with --floats: numpy arrays instead of Python floats")
+    group.add_argument("--uniform-bits", type=_positive_int, metavar="K",
+                       help="model rng.random() as the grid of K-bit values in [0, 1), "
+                            "0 included (24 = torch.rand float32, 53 = float64)")
+    torch_mode = audit.add_argument_group(
+        "torch exact mode",
+        "For unmodified torch code: torch.rand, multinomial, exponential races and "
+        "generators are modelled exactly (see specexact.torch).")
+    torch_mode.add_argument("--torch", action="store_true",
+                            help="run the target as torch code in exact mode")
+    torch_mode.add_argument("--numpy", action="store_true",
+                            help="run fn(p, q, rng) with p, q as numpy object arrays of "
+                                 "exact values and rng a numpy.random.Generator stand-in "
+                                 "(random, uniform, integers, choice) in exact mode")
+    torch_mode.add_argument("--signature", choices=("single", "chain", "hf", "decode"),
+                            default="single",
+                            help="single: fn(p, q[, generator]) -> token; chain: "
+                                 "fn(draft_ids, draft_probs, target_probs) -> [1, k+1] "
+                                 "padded with -1; hf: transformers' _speculative_sampling; "
+                                 "decode: fn(input_ids, draft_model, target_model, "
+                                 "max_new_tokens), a whole generation loop")
+    torch_mode.add_argument("--gamma", type=_positive_int, default=2, metavar="K",
+                            help="drafts per step for --signature chain/hf (default 2)")
+    torch_mode.add_argument("--dtype", choices=("float32", "float64", "bfloat16"),
+                            default="float32",
+                            help="dtype of the probability tensors handed to the code "
+                                 "(default float32)")
+    torch_mode.add_argument("--uniform", choices=("dtype", "continuous"), default="dtype",
+                            help="dtype (default): every case is judged exactly with an "
+                                 "ideal uniform and again with the uniform on its float "
+                                 "grid k / 2**K, 0 included, as torch.rand draws it (float32 "
+                                 "for rng.random()), for support violations and crashes "
+                                 "(grid rounding passes); continuous: the ideal uniform "
+                                 "only")
+    stats = audit.add_argument_group(
+        "black-box statistical audit",
+        "For samplers that use their own randomness: fn(p, q, rng) gets numpy float64 "
+        "arrays and a numpy.random.Generator; counts are tested against the exact p. "
+        "A pass only bounds the detectable bias.")
+    stats.add_argument("--statistical", action="store_true",
+                       help="sample instead of enumerating (--seed seeds the generator)")
+    stats.add_argument("--samples", type=_positive_int, metavar="N",
+                       help="draws per case (default 30000; 550000 with --batched, "
+                            "500000 sequences for --batched --signature chain)")
+    _add_batched_options(stats)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        msg = f"{text!r} is not a positive number of seconds"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _add_batched_options(stats: argparse._ArgumentGroup) -> None:
+    stats.add_argument("--batched", action="store_true",
+                       help="call TARGET once per batch: fn(P, Q, generator) -> tokens with "
+                            "P, Q of shape [N, V]; with --signature chain --gamma K, "
+                            "fn(draft_ids [N, K], draft_probs [N, K, V], target_probs "
+                            "[N, K+1, V], generator) -> [N, K+1] padded with -1")
+    stats.add_argument("--max-seconds", type=_positive_seconds, metavar="S",
+                       help="time limit of the whole run; past it, no verdict (exit 2) "
+                            "(default: none)")
+    stats.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                       help="--batched torch code: device of the tensors and generators "
+                            "(default cpu)")
+    stats.add_argument("--array", choices=("auto", "numpy", "torch"), default="auto",
+                       help="what P and Q are: numpy float64 arrays or torch tensors of "
+                            "--dtype (default auto: torch when TARGET's module imports "
+                            "torch; --torch means torch)")
+    stats.add_argument("--generators", choices=("shared", "per-row", "seeded-dict"),
+                       default="shared",
+                       help="--batched: the generator argument: one generator (shared), a "
+                            "list with a generator or None per row (per-row), or "
+                            "{row: generator} for the seeded rows (seeded-dict); unseeded "
+                            "rows must use the global generator, seeded from --seed")
+    stats.add_argument("--batch-rows", type=_positive_int, metavar="N",
+                       help="--batched: rows per call, at most (default 65536)")
+
+
+FLOAT_FORMATS = ("float64", "float32")
+
+
+def _settle_floats(args: argparse.Namespace) -> None:
+    """Check --floats FORMAT; in ``audit --floats TARGET`` the TARGET is not a FORMAT."""
+    fmt = getattr(args, "floats", None)
+    if fmt is None or fmt in FLOAT_FORMATS:
+        return
+    if args.target is None and ":" in fmt:
+        args.target, args.floats = fmt, "float64"
+        return
+    choices = ", ".join(repr(f) for f in FLOAT_FORMATS)
+    msg = f"argument --floats: invalid choice: {fmt!r} (choose from {choices})"
+    raise UsageError(msg)
+
+
+def _check_catalogue_options(args: argparse.Namespace) -> None:
+    """``audit`` without TARGET runs each catalogue rule with its own settings: refuse
+    the options it would silently ignore."""
+    given = [flag for flag, value in (
+        ("--kind", args.kind), ("--vocab-sizes", args.vocab_sizes),
+        ("--horizon", args.horizon), ("--stateful", getattr(args, "stateful", None) or None),
+        ("--processors", getattr(args, "processors", None)),
+        ("--floats", args.floats), ("--arrays", args.arrays or None),
+        ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None),
+        ("--samples", args.samples), ("--batched", args.batched or None),
+        ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+        ("--device", None if args.device == "cpu" else args.device),
+        ("--array", None if args.array == "auto" else args.array),
+        ("--generators", None if args.generators == "shared" else args.generators))
+        if value is not None]
+    if given:
+        verb = "needs" if len(given) == 1 else "need"
+        msg = (f"{', '.join(given)} {verb} a TARGET; without one, audit checks the bundled "
+               "catalogue, where only --examples, --seed, --jobs and --json apply")
+        raise UsageError(msg)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.command == "audit":
+        if args.target is None:
+            from specexact.frontends.cli.catalogue_cmd import audit_catalogue
+
+            _check_catalogue_options(args)
+
+            jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
+            return audit_catalogue(as_json=args.json, jobs=jobs, examples=args.examples,
+                                   seed=args.seed, out=out, err=err)
+        from specexact.frontends.cli.audit_cmd import audit_target
+
+        return audit_target(args, out=out, err=err)
+    if args.command == "prove":
+        from specexact.frontends.cli.prove_cmd import run_prove
+
+        code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
+                              err=err, first=args.first, uniform_bits=args.uniform_bits,
+                              kind=args.kind, horizon=args.horizon)
+        return code
+    if args.command == "explain":
+        from specexact.frontends.cli.catalogue_cmd import explain
+
+        return explain(args.name, as_json=args.json, out=out)
+    if args.command == "catalogue":
+        from specexact.frontends.cli.catalogue_cmd import list_catalogue
+
+        return list_catalogue(as_json=args.json, markdown=args.markdown, out=out)
+    if args.command == "power":
+        from specexact.frontends.cli.power_cmd import run_power
+
+        return run_power(args, out=out, err=err)
+    msg = f"unknown command {args.command!r}"
+    raise UsageError(msg)
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: TextIO,
+          args: argparse.Namespace | None = None, code: int = EXIT_ERROR) -> int:
+    if _wants_json(argv):
+        kind = getattr(args, "resolved_kind", None) or getattr(args, "kind", None)
+        data = {"verdict": status, "kind": kind, "cases": 0, "counterexample": None,
+                "error": message}
+        if getattr(args, "target", None):
+            data["target"] = args.target  # type: ignore[union-attr]
+        json.dump(data, out)
+        out.write("\n")
+    err.write(f"specexact: {'error' if status == 'error' else status}: {message}\n")
+    return code
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): drop the rest quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _hypothesis_files_to_cache() -> None:
+    """Keep Hypothesis's files (its constants cache) out of the user's working directory.
+
+    The command sets them under ``$XDG_CACHE_HOME/specexact/hypothesis``
+    (``~/.cache/...``) unless ``HYPOTHESIS_STORAGE_DIRECTORY`` says where they
+    go; searches use no example database unless the user's own settings name one.
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    set_hypothesis_home_dir(os.path.join(cache, "specexact", "hypothesis"))
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    if argv is None:  # run as the ``specexact`` command, not called from Python
+        _hypothesis_files_to_cache()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    stdout = out if out is not None else sys.stdout
+    stderr = err if err is not None else sys.stderr
+    args: argparse.Namespace | None = None
+
+    def fail(message: str, status: str, code: int = EXIT_ERROR) -> int:
+        return _fail(message, status=status, argv=arguments, out=stdout, err=stderr,
+                     args=args, code=code)
+
+    try:
+        try:
+            args = build_parser().parse_args(arguments)
+        except SystemExit as exc:  # --help
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        _settle_floats(args)
+        try:
+            # With --json, stdout holds one JSON object: anything else printed while
+            # the target is imported or run (prints at module level included) goes to
+            # stderr.  The report itself is written to ``stdout``, captured above.
+            quiet = contextlib.redirect_stdout(stderr) if args.json \
+                else contextlib.nullcontext()
+            with quiet:
+                return _run(args, stdout, stderr)
+        except SystemExit as exc:
+            # Only the code under test can get here: its exit must never read as a pass.
+            msg = f"the code under test called sys.exit({exc.code!r}) instead of returning"
+            raise Undecided(msg) from None
+        except (Exception, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            # GeneratorExit or a home-made BaseException from the code under test: the
+            # engine only records Exceptions as crashes, so no verdict, and no traceback.
+            name = type(exc).__name__
+            msg = (f"the code under test raised {f'{name}({exc})' if str(exc) else name}, "
+                   "a BaseException that is not an Exception")
+            raise Undecided(msg) from None
+    except KeyboardInterrupt:
+        stderr.write("specexact: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_ERROR
+    except UsageError as exc:
+        return fail(str(exc), "error")
+    except Undecided as exc:
+        return fail(f"no verdict possible: {exc}", "undecided")
+    except InvalidInput as exc:
+        return fail(str(exc), "error")
+    except SamplerFailure as exc:
+        return fail(f"the code under test failed: {exc}", "fail", EXIT_VIOLATION)
+    except SpecexactError as exc:
+        return fail(str(exc), "error")
+    except Exception as exc:
+        if os.environ.get("SPECEXACT_DEBUG"):
+            traceback.print_exc(file=stderr)
+        detail = f"{type(exc).__name__}: {exc}"
+        return fail(f"internal error ({detail}); set SPECEXACT_DEBUG=1 to see the traceback",
+                    "error")

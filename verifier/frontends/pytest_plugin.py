@@ -1,0 +1,204 @@
+"""pytest plugin (registered through the ``pytest11`` entry point as ``specexact``).
+
+* Options for :func:`specexact.assert_preserves_target` and
+  :func:`specexact.assert_step_preserves_target`: ``--specexact-examples N``,
+  ``--specexact-seed N``, ``--specexact-vocab-sizes A..B`` and
+  ``--specexact-horizon N`` on the command line, or the ini settings
+  ``specexact_examples``, ``specexact_seed``, ``specexact_vocab_sizes`` and
+  ``specexact_horizon``.  The command line wins over the ini file.
+* ``@pytest.mark.specexact(examples=..., vocab_sizes=..., ...)`` sets the
+  defaults for one test (or class, or module).
+* Hypothesis: without ``--specexact-seed``, ``--hypothesis-seed`` seeds the
+  search; with ``--hypothesis-profile``, the loaded profile's settings
+  (max_examples, database, phases) are handed to the search.
+* ``assert law == p`` on a :class:`~specexact.Distribution` shows an exact
+  per-token diff; like the witness tables of failed assertions, it leaves
+  out identical outcomes beyond the first few unless pytest runs with ``-vv``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Hashable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from specexact.distribution import Distribution, total_variation
+from specexact.errors import InvalidArgument
+from specexact.frontends import assertions
+from specexact.frontends.audit import parse_integer, parse_vocab_sizes
+from specexact.tables import omit_identical, render_table, signed
+
+_INI = {
+    "specexact_examples": "generated cases per specexact assertion (default: the search's own)",
+    "specexact_seed": "seed of the specexact search (default 0)",
+    "specexact_vocab_sizes": "vocabulary sizes for specexact assertions, like 2..4",
+    "specexact_horizon": "tokens whose joint law specexact step assertions compare",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("specexact", "exact checks of speculative samplers")
+    group.addoption("--specexact-examples", type=int, default=None, metavar="N",
+                    help="generated cases per assert_preserves_target call")
+    group.addoption("--specexact-seed", type=int, default=None, metavar="N",
+                    help="seed of the search (default: --hypothesis-seed, else 0)")
+    group.addoption("--specexact-vocab-sizes", default=None, metavar="A..B",
+                    help="vocabulary sizes (default 2..5 for samplers, 2..3 for steps)")
+    group.addoption("--specexact-horizon", type=int, default=None, metavar="N",
+                    help="horizon of step assertions (default 3)")
+    for name, text in _INI.items():
+        parser.addini(name, text, default=None)
+
+
+def _int_setting(config: pytest.Config, name: str, minimum: int = 0) -> int | None:
+    value = config.getoption(f"--{name.replace('_', '-')}")
+    if value is None:
+        raw = config.getini(name)
+        if raw in (None, "", []):
+            return None
+        value = str(raw).strip()
+    try:
+        return parse_integer(str(value), minimum)
+    except ValueError as exc:
+        msg = f"{name} = {exc}"
+        raise pytest.UsageError(msg) from None
+
+
+def _session_options(config: pytest.Config) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "examples": _int_setting(config, "specexact_examples"),
+        "seed": _int_setting(config, "specexact_seed"),
+        "horizon": _int_setting(config, "specexact_horizon", minimum=1),
+    }
+    sizes = config.getoption("--specexact-vocab-sizes") or config.getini("specexact_vocab_sizes")
+    if sizes:
+        try:
+            options["vocab_sizes"] = parse_vocab_sizes(str(sizes))
+        except InvalidArgument as exc:
+            raise pytest.UsageError(f"specexact_vocab_sizes: {exc}") from None
+    if options["seed"] is None:
+        options["seed"] = _hypothesis_seed(config)
+    if _option(config, "--hypothesis-profile") is not None:
+        import hypothesis
+
+        # The loaded profile (max_examples, database, phases) drives the search.
+        options["settings"] = hypothesis.settings()
+    return options
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    try:
+        return config.getoption(name)
+    except ValueError:  # Hypothesis's plugin not loaded
+        return None
+
+
+def _hypothesis_seed(config: pytest.Config) -> int | None:
+    seed = _option(config, "--hypothesis-seed")
+    if seed is None:
+        return None
+    try:
+        return int(seed)
+    except ValueError:
+        # Hypothesis accepts any string as a seed; map it to an int stably.
+        import zlib
+
+        return zlib.crc32(str(seed).encode())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "specexact(**options): defaults for assert_preserves_target / "
+        "assert_step_preserves_target in this test (vocab_sizes, horizon, examples, "
+        "seed, uniform_bits, budget, settings, stateful, one_hot_target)")
+    assertions.set_session_defaults(_session_options(config))
+    assertions.set_verbose(config.get_verbosity() > 1)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    assertions.set_session_defaults({})
+    assertions.set_verbose(True)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    options = {k: v for k, v in _session_options(config).items()
+               if v is not None and k != "settings"}
+    if not options:
+        return None
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
+    return f"specexact: {shown}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    overrides: dict[str, Any] = {}
+    # closest marker last, so a test's marker beats its class's and module's
+    for marker in reversed(list(item.iter_markers("specexact"))):
+        if marker.args:
+            msg = (f"{item.nodeid}: @pytest.mark.specexact takes keyword options only, "
+                   f"got positional {marker.args!r}")
+            raise pytest.UsageError(msg)
+        overrides.update(marker.kwargs)
+    if not overrides:
+        yield
+        return
+    with assertions.option_defaults(**overrides):
+        yield
+
+
+# --------------------------------------------------------------------------
+# Readable failures for `assert law == p`
+# --------------------------------------------------------------------------
+
+
+def _as_distribution(value: Any) -> Distribution | None:
+    if isinstance(value, Distribution):
+        return value
+    try:
+        if isinstance(value, Mapping):
+            return Distribution(value)
+        if isinstance(value, (list, tuple)):
+            return Distribution.from_probabilities(list(value))
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+def _label(outcome: Hashable) -> str:
+    if isinstance(outcome, tuple):
+        return "(" + ", ".join(map(str, outcome)) + ")"
+    return str(outcome) if isinstance(outcome, int) else repr(outcome)
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any,
+                              right: Any) -> list[str] | None:
+    """An exact per-outcome diff when a Distribution is compared with ``==``.
+
+    Outcomes that differ come first; beyond a few, the identical ones are
+    left out unless pytest runs with ``-vv``.
+    """
+    if op != "==" or not (isinstance(left, Distribution) or isinstance(right, Distribution)):
+        return None
+    a, b = _as_distribution(left), _as_distribution(right)
+    if a is None or b is None:
+        return None
+    difference = a.difference(b)
+    lines = [f"exact laws differ on {len(difference)} outcome(s), "
+             f"TV = {total_variation(a, b)}"]
+    keys = list(a) + [k for k in b if k not in a]
+    rows = []
+    same = []
+    for key in sorted(keys, key=lambda k: (k not in difference, keys.index(k))):
+        delta = difference.get(key, Fraction(0))
+        rows.append((_label(key), str(a.prob(key)), str(b.prob(key)), signed(delta),
+                     "<--" if delta else ""))
+        same.append(not delta)
+    shown, footer = omit_identical(rows, same, verbose=config.get_verbosity() > 1)
+    lines.extend(render_table(("outcome", "left", "right", "left - right", ""), shown,
+                              rule=False, footer=footer).splitlines())
+    if a.total != b.total:
+        lines.append(f"total mass: left {a.total}, right {b.total}")
+    return lines

@@ -1,0 +1,340 @@
+"""Elementwise torch ops on exact tensors: arithmetic, comparisons, exp/log, clamp, where."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import torch
+
+from specexact.torch.kernels import (
+    abs_kernel,
+    add_kernel,
+    compare_kernel,
+    div_scalar,
+    exp_scalar,
+    floordiv_kernel,
+    isfinite_kernel,
+    isinf_kernel,
+    isnan_kernel,
+    log_scalar,
+    logical_kernel,
+    logical_not_kernel,
+    maximum_scalar,
+    minimum_scalar,
+    mod_kernel,
+    mul_kernel,
+    neg_kernel,
+    pow_kernel,
+    reciprocal_kernel,
+    sign_kernel,
+    sqrt_scalar,
+    sub_kernel,
+)
+from specexact.torch.tensor import (
+    ExactTensor,
+    as_exact,
+    cast,
+    convert,
+    is_float,
+    make,
+    result_dtype,
+    scalar_operand,
+)
+from specexact.torch.values import Uninit, unsupported
+
+__all__ = ["BINARY", "UNARY", "binary", "operand_array", "unary"]
+
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+
+
+def operand_array(x: Any, dtype: torch.dtype) -> np.ndarray[Any, Any]:
+    """``x`` (tensor or scalar) as an object array of ``dtype`` elements."""
+    if isinstance(x, torch.Tensor):
+        t = cast(as_exact(x), dtype)
+        return t.arr
+    return _as_array(scalar_operand(x, dtype))
+
+
+def _as_array(out: Any) -> np.ndarray[Any, Any]:
+    if isinstance(out, np.ndarray):
+        return out.astype(object, copy=False)
+    arr = np.empty((), dtype=object)
+    arr[()] = out
+    return arr
+
+
+def binary(fn: Callable[[Any, Any], Any], x: Any, y: Any, *,
+           operand_dtype: torch.dtype | None = None,
+           out_dtype: torch.dtype | None = None) -> ExactTensor:
+    dt = operand_dtype or result_dtype(x, y)
+    ax = operand_array(x, dt)
+    ay = operand_array(y, dt)
+    with np.errstate(all="ignore"):  # inf/nan arithmetic is modelled, not an error
+        out = np.frompyfunc(fn, 2, 1)(ax, ay)
+    return make(_as_array(out), out_dtype or dt)
+
+
+def unary(fn: Callable[[Any], Any], x: Any, out_dtype: torch.dtype | None = None,
+          operand_dtype: torch.dtype | None = None) -> ExactTensor:
+    t = as_exact(x)
+    if operand_dtype is not None:
+        t = cast(t, operand_dtype)
+    with np.errstate(all="ignore"):
+        out = np.frompyfunc(fn, 1, 1)(t.arr)
+    return make(_as_array(out), out_dtype or t.dtype)
+
+
+def _float_dtype(*xs: Any) -> torch.dtype:
+    dt = result_dtype(*xs)
+    return dt if is_float(dt) else torch.get_default_dtype()
+
+
+# --------------------------------------------------------------------------
+# Ops (torch signatures)
+# --------------------------------------------------------------------------
+
+
+def _alpha(other: Any, alpha: Any) -> Any:
+    if alpha == 1:
+        return other
+    return binary(mul_kernel, other, alpha)
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
+    return binary(add_kernel, input, _alpha(other, alpha))
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
+    return binary(sub_kernel, input, _alpha(other, alpha))
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> ExactTensor:
+    return binary(sub_kernel, other, _alpha(input, alpha))
+
+
+def mul(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
+    return binary(mul_kernel, input, other)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None,
+        out: Any = None) -> ExactTensor:
+    if rounding_mode is not None:
+        if rounding_mode == "floor":
+            return binary(floordiv_kernel, input, other)
+        raise unsupported(f"div with rounding_mode={rounding_mode!r}")
+    return binary(div_scalar, input, other, operand_dtype=_float_dtype(input, other))
+
+
+def rdiv(input: Any, other: Any) -> ExactTensor:
+    return div(other, input)
+
+
+def floor_divide(input: Any, other: Any) -> ExactTensor:
+    return binary(floordiv_kernel, input, other)
+
+
+def remainder(input: Any, other: Any) -> ExactTensor:
+    return binary(mod_kernel, input, other)
+
+
+def pow_(input: Any, exponent: Any) -> ExactTensor:
+    return binary(pow_kernel, input, exponent)
+
+
+def rpow(input: Any, other: Any) -> ExactTensor:
+    return binary(pow_kernel, other, input)
+
+
+def maximum(input: Any, other: Any) -> ExactTensor:
+    return binary(maximum_scalar, input, other)
+
+
+def minimum(input: Any, other: Any) -> ExactTensor:
+    return binary(minimum_scalar, input, other)
+
+
+def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
+    kernel = compare_kernel(op)
+
+    def fn(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
+        return binary(kernel, input, other, out_dtype=torch.bool)
+
+    return fn
+
+
+def logical(op: Callable[[bool, bool], bool]) -> Callable[..., ExactTensor]:
+    kernel = logical_kernel(op)
+
+    def fn(input: Any, other: Any) -> ExactTensor:
+        return binary(kernel, input, other, out_dtype=torch.bool)
+
+    return fn
+
+
+def bitwise(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
+    def fn(input: Any, other: Any) -> ExactTensor:
+        dt = result_dtype(input, other)
+        if dt == torch.bool:
+            return logical(op)(input, other)
+        if is_float(dt):
+            raise unsupported("bitwise operation on a float tensor (torch raises)")
+        return binary(op, input, other)
+
+    return fn
+
+
+def bitwise_not(input: Any) -> ExactTensor:
+    t = as_exact(input)
+    if t.dtype == torch.bool:
+        return unary(logical_not_kernel, t)
+    if is_float(t.dtype):
+        raise unsupported("~ on a float tensor (torch raises)")
+    return unary(operator.invert, t)
+
+
+def logical_not(input: Any) -> ExactTensor:
+    return unary(logical_not_kernel, input, out_dtype=torch.bool)
+
+
+def neg(input: Any) -> ExactTensor:
+    return unary(neg_kernel, input)
+
+
+def pos(input: Any) -> ExactTensor:
+    return as_exact(input)
+
+
+def abs_(input: Any) -> ExactTensor:
+    return unary(abs_kernel, input)
+
+
+def _float_unary(kernel: Callable[[Any], Any]) -> Callable[..., ExactTensor]:
+    def fn(input: Any, *, out: Any = None) -> ExactTensor:
+        t = as_exact(input)
+        dt = t.dtype if is_float(t.dtype) else torch.get_default_dtype()
+        return unary(kernel, t, out_dtype=dt, operand_dtype=dt)
+
+    return fn
+
+
+exp = _float_unary(exp_scalar)
+log = _float_unary(log_scalar)
+sqrt = _float_unary(sqrt_scalar)
+reciprocal = _float_unary(reciprocal_kernel)
+
+
+def sign(input: Any) -> ExactTensor:
+    return unary(sign_kernel, input)
+
+
+def isnan(input: Any) -> ExactTensor:
+    return unary(isnan_kernel, input, out_dtype=torch.bool)
+
+
+def isinf(input: Any) -> ExactTensor:
+    return unary(isinf_kernel, input, out_dtype=torch.bool)
+
+
+def isfinite(input: Any) -> ExactTensor:
+    return unary(isfinite_kernel, input, out_dtype=torch.bool)
+
+
+def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> ExactTensor:
+    t = as_exact(input)
+    dt = result_dtype(t, *(v for v in (min, max) if v is not None))
+    out_t = cast(t, dt)
+    if min is not None:
+        out_t = binary(maximum_scalar, out_t, min, operand_dtype=dt)
+    if max is not None:
+        out_t = binary(minimum_scalar, out_t, max, operand_dtype=dt)
+    return out_t
+
+
+def clamp_min(input: Any, min: Any) -> ExactTensor:
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Any, max: Any) -> ExactTensor:
+    return clamp(input, max=max)
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    if input is None and other is None:
+        from specexact.torch.ops_shape import nonzero
+        return nonzero(condition, as_tuple=True)
+    cond = as_exact(condition)
+    dt = result_dtype(input, other)
+    a = operand_array(input, dt)
+    b = operand_array(other, dt)
+
+    def pick(c: Any, x: Any, y: Any) -> Any:
+        if isinstance(c, Uninit):
+            return c
+        return x if bool(convert(c, torch.bool)) else y
+
+    out = np.frompyfunc(pick, 3, 1)(cond.arr, a, b)
+    return make(_as_array(out), dt)
+
+
+def masked_fill(input: Any, mask: Any, value: Any) -> ExactTensor:
+    """``input`` with ``value`` where ``mask`` holds; keeps ``input``'s dtype, as torch."""
+    t = as_exact(input)
+    if isinstance(value, torch.Tensor):
+        v = as_exact(value)
+        if v.arr.size != 1:
+            raise unsupported("masked_fill with a multi-element value tensor")
+        val = convert(v.arr.reshape(-1)[0], t.dtype)
+    else:
+        val = scalar_operand(value, t.dtype)
+    fill = np.empty((), dtype=object)
+    fill[()] = val
+
+    def pick(c: Any, x: Any, y: Any) -> Any:
+        if isinstance(c, Uninit):
+            return c
+        return x if bool(convert(c, torch.bool)) else y
+
+    out = np.frompyfunc(pick, 3, 1)(as_exact(mask).arr, fill, t.arr)
+    return make(_as_array(out), t.dtype)
+
+
+UNARY: dict[str, Callable[..., Any]] = {
+    "neg": neg, "negative": neg, "__neg__": neg, "__pos__": pos, "positive": pos,
+    "abs": abs_, "__abs__": abs_, "exp": exp, "log": log, "sqrt": sqrt,
+    "reciprocal": reciprocal, "sign": sign, "isnan": isnan, "isinf": isinf,
+    "isfinite": isfinite, "logical_not": logical_not, "bitwise_not": bitwise_not,
+    "__invert__": bitwise_not,
+}
+
+BINARY: dict[str, Callable[..., Any]] = {
+    "add": add, "__add__": add, "__radd__": add, "sub": sub, "subtract": sub,
+    "__sub__": sub, "__rsub__": rsub, "rsub": rsub, "mul": mul, "multiply": mul,
+    "__mul__": mul, "__rmul__": mul, "div": div, "divide": div, "true_divide": div,
+    "__truediv__": div, "__div__": div, "__rtruediv__": rdiv, "__rdiv__": rdiv,
+    "floor_divide": floor_divide, "__floordiv__": floor_divide,
+    "__rfloordiv__": lambda a, b: floor_divide(b, a), "remainder": remainder,
+    "__mod__": remainder, "pow": pow_, "__pow__": pow_, "__rpow__": rpow,
+    "maximum": maximum, "minimum": minimum, "fmax": maximum, "fmin": minimum,
+    "lt": compare(operator.lt), "less": compare(operator.lt), "__lt__": compare(operator.lt),
+    "le": compare(operator.le), "less_equal": compare(operator.le),
+    "__le__": compare(operator.le), "gt": compare(operator.gt),
+    "greater": compare(operator.gt), "__gt__": compare(operator.gt),
+    "ge": compare(operator.ge), "greater_equal": compare(operator.ge),
+    "__ge__": compare(operator.ge), "eq": compare(operator.eq), "__eq__": compare(operator.eq),
+    "ne": compare(operator.ne), "not_equal": compare(operator.ne),
+    "__ne__": compare(operator.ne),
+    "logical_and": logical(operator.and_), "logical_or": logical(operator.or_),
+    "logical_xor": logical(operator.xor),
+    "bitwise_and": bitwise(operator.and_), "__and__": bitwise(operator.and_),
+    "__rand__": bitwise(operator.and_), "bitwise_or": bitwise(operator.or_),
+    "__or__": bitwise(operator.or_), "__ror__": bitwise(operator.or_),
+    "bitwise_xor": bitwise(operator.xor), "__xor__": bitwise(operator.xor),
+    "__rxor__": bitwise(operator.xor),
+    "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "where": where, "masked_fill": masked_fill,
+}

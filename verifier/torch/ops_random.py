@@ -1,0 +1,215 @@
+"""Random ops: rand, uniform_, randint, multinomial, exponential_, bernoulli.
+
+Each draw is a lazy value of the engine (a uniform, a categorical token) taken
+from the generator stream of :class:`~specexact.torch.session.Session`.
+``torch.rand`` is the dtype's grid k / 2**K (0 included) by default.
+``exponential_`` gives ideal Exp(1) draws whose only modelled use is a race
+(argmax of w / E, or of log w + G with Gumbel G = -log E).
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import torch
+
+from specexact.torch.noise import Scaled, Unif
+from specexact.torch.session import current_session
+from specexact.torch.tensor import (
+    ExactTensor,
+    as_exact,
+    as_int,
+    is_float,
+    make,
+    read_scalar,
+    scalar_operand,
+)
+from specexact.torch.values import (
+    LogR,
+    Special,
+    Uninit,
+    UninitialisedRead,
+    describe,
+    unsupported,
+    user_location,
+)
+
+__all__ = ["RANDOM", "REFUSED"]
+
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+
+
+def _shape(size: Any) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    return tuple(as_int(s) for s in size)
+
+
+def _fill(shape: tuple[int, ...], values: list[Any], dtype: torch.dtype) -> ExactTensor:
+    arr = np.empty(shape, dtype=object)
+    if arr.ndim == 0:
+        arr[()] = values[0]
+    else:
+        arr.reshape(-1)[:] = values
+    return make(arr, dtype)
+
+
+def _uniforms(shape: tuple[int, ...], dtype: torch.dtype, generator: Any,
+              a: Fraction = _ONE, b: Fraction = _ZERO) -> ExactTensor:
+    s = current_session()
+    if not is_float(dtype):
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dtype}'")
+    bits = s.uniform_bits(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    recs = s.draw(generator, ("uniform", bits), n, lambda: s.new_uniform(bits))
+    return _fill(shape, [Unif(r, a, b) for r in recs], dtype)
+
+
+def rand(*size: Any, generator: Any = None, dtype: Any = None, **kwargs: Any) -> ExactTensor:
+    return _uniforms(_shape(size), dtype or torch.get_default_dtype(), generator)
+
+
+def rand_like(input: Any, *, dtype: Any = None, **kwargs: Any) -> ExactTensor:
+    t = as_exact(input)
+    return _uniforms(tuple(t.arr.shape), dtype or t.dtype, kwargs.get("generator"))
+
+
+def uniform_(self: Any, a: Any = 0, b: Any = 1, *, generator: Any = None,
+             **kwargs: Any) -> ExactTensor:
+    t = as_exact(self)
+    lo = scalar_operand(kwargs.get("from", a), t.dtype)
+    hi = scalar_operand(kwargs.get("to", b), t.dtype)
+    fresh = _uniforms(tuple(t.arr.shape), t.dtype, generator, hi - lo, lo)
+    t.arr[...] = fresh.arr
+    return t
+
+
+def exponential_(self: Any, lambd: Any = 1, *, generator: Any = None) -> ExactTensor:
+    t = as_exact(self)
+    s = current_session()
+    rate = scalar_operand(lambd, t.dtype)
+    if not isinstance(rate, Fraction) or rate <= 0:
+        raise unsupported(f"exponential_ with rate {rate!r}")
+    n = t.arr.size
+    recs = s.draw(generator, ("exponential",), n,
+                  lambda: s.new_noise(f"exponential_ at {user_location()}"))
+    vals = [Scaled(r, 1 / rate) for r in recs]
+    for pos, v in zip(np.ndindex(*t.arr.shape), vals, strict=True):
+        t.arr[pos] = v
+    return t
+
+
+def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = None,
+            **kwargs: Any) -> ExactTensor:
+    ints = [a for a in args if not isinstance(a, (tuple, list, torch.Size))]
+    shapes = [a for a in args if isinstance(a, (tuple, list, torch.Size))]
+    shape = _shape((size if size is not None else shapes[0],))
+    low, high = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
+    low, high = as_int(kwargs.get("low", low)), as_int(kwargs.get("high", high))
+    s = current_session()
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    weights = [_ONE] * (high - low)
+    toks = s.draw(generator, ("randint", low, high), n,
+                  lambda: s.rng.categorical(weights))
+    vals = toks if low == 0 else [t + low for t in toks]
+    return _fill(shape, vals, dtype or torch.int64)
+
+
+def _weights(row: list[Any]) -> list[Fraction]:
+    """Validate one multinomial row as torch does (it raises on inf, nan, < 0, sum 0)."""
+    out = []
+    for x in row:
+        if isinstance(x, Uninit):
+            raise UninitialisedRead(f"value read from {x.origin} was never written "
+                                    f"(used as a multinomial weight at {user_location()})")
+        if isinstance(x, Special):
+            raise RuntimeError(f"probability tensor contains either `inf`, `nan` or element "
+                               f"< 0 ({x.value} from {x.origin}, at {user_location()})")
+        if isinstance(x, LogR) or not isinstance(x, (Fraction, int)):
+            raise unsupported(f"{describe(x)} as a multinomial weight")
+        if x < 0:
+            raise RuntimeError(f"probability tensor contains either `inf`, `nan` or element "
+                               f"< 0 (at {user_location()})")
+        out.append(Fraction(x))
+    if not any(out):
+        raise RuntimeError(f"invalid multinomial distribution (sum of probabilities <= 0) "
+                           f"(at {user_location()})")
+    return out
+
+
+def multinomial(input: Any, num_samples: Any, replacement: bool = False, *,
+                generator: Any = None, out: Any = None) -> ExactTensor:
+    t = as_exact(input)
+    if not is_float(t.dtype):
+        raise RuntimeError("multinomial only supports floating-point dtypes for input")
+    n = as_int(num_samples)
+    rows = [list(t.arr)] if t.arr.ndim == 1 else [list(r) for r in t.arr]
+    s = current_session()
+    results = []
+    for row in rows:
+        weights = _weights(row)
+        if not replacement and n > sum(1 for w in weights if w):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, "
+                               f"not enough non-negative category to sample) at "
+                               f"{user_location()}")
+        kind = ("multinomial", tuple(weights), n, replacement)
+        (tokens,) = s.draw(generator, kind, 1, functools.partial(_sample, weights, n,
+                                                                   replacement))
+        results.append(tokens)
+    arr = np.empty((len(rows), n), dtype=object)
+    for i, r in enumerate(results):
+        arr[i, :] = r
+    return make(arr.reshape(n) if t.arr.ndim == 1 else arr, torch.int64)
+
+
+def _sample(weights: list[Fraction], n: int, replacement: bool) -> list[Any]:
+    rng = current_session().rng
+    if replacement:
+        return [rng.categorical(weights) for _ in range(n)]
+    left = list(weights)
+    out: list[Any] = []
+    for j in range(n):
+        token = rng.categorical(left)
+        if j < n - 1:
+            # Later draws exclude this id: its value decides their weights.
+            v = token.value()
+            left[v] = _ZERO
+            out.append(v)
+        else:
+            out.append(token)
+    return out
+
+
+def bernoulli(input: Any, p: Any = None, *, generator: Any = None,
+              **kwargs: Any) -> ExactTensor:
+    t = as_exact(input)
+    probs = [read_scalar(x, "a bernoulli probability") for x in t.arr.reshape(-1)] \
+        if p is None else [scalar_operand(p, t.dtype)] * t.arr.size
+    s = current_session()
+    recs = s.draw(generator, ("uniform", s.uniform_bits(t.dtype)), len(probs),
+                  lambda: s.new_uniform(s.uniform_bits(t.dtype)))
+    vals = [Fraction(int(bool(Unif(r) < q))) for r, q in zip(recs, probs, strict=True)]
+    return _fill(tuple(t.arr.shape), vals, t.dtype)
+
+
+def _refuse(name: str) -> Any:
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        raise unsupported(f"{name}: its draws are not a rational law the engine can enumerate")
+
+    return fn
+
+
+#: Random ops whose laws are not rational: kept in the table only to refuse them by name.
+REFUSED: frozenset[str] = frozenset({"randn", "randn_like", "normal_", "normal"})
+
+RANDOM: dict[str, Any] = {
+    "rand": rand, "rand_like": rand_like, "uniform_": uniform_,
+    "exponential_": exponential_, "randint": randint, "multinomial": multinomial,
+    "bernoulli": bernoulli, "randn": _refuse("torch.randn"),
+    "randn_like": _refuse("torch.randn_like"), "normal_": _refuse("Tensor.normal_"),
+    "normal": _refuse("torch.normal"),
+}

@@ -1,0 +1,55 @@
+"""The supported-op table: every torch function or Tensor method exact mode runs.
+
+``OPS`` maps a name (as ``func.__name__`` spells it: ``add``, ``__getitem__``,
+``softmax``...) to its exact implementation; ``add_``-style in-place variants
+of any entry are derived.  ``PROPERTIES`` lists the Tensor attributes served
+from the real metadata.  Anything else raises
+:class:`~specexact.errors.UnsupportedOperation` naming the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from specexact.torch.ops_elementwise import BINARY, UNARY
+from specexact.torch.ops_factory import FACTORY
+from specexact.torch.ops_random import RANDOM, REFUSED
+from specexact.torch.ops_reduce import REDUCE
+from specexact.torch.ops_shape import SHAPE
+
+__all__ = ["INPLACE_BASES", "INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES",
+           "supported_ops"]
+
+OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **FACTORY,
+                                      **RANDOM}
+
+#: Ops whose ``op_`` in-place form is ``op`` then a write into ``self`` (in its dtype).
+INPLACE_BASES: frozenset[str] = frozenset(
+    n for n in (*UNARY, *BINARY) if n.isidentifier() and not n.startswith("_")
+    and n not in ("where",)) | {"index_put", "scatter"}
+
+#: In-place ops that are not ``op`` + write-back.
+INPLACE_ONLY: frozenset[str] = frozenset(
+    {"uniform_", "exponential_", "copy_", "fill_", "zero_", "index_put_", "scatter_",
+     "requires_grad_"})
+
+#: Tensor attributes answered from the wrapper's real metadata.
+PROPERTIES: frozenset[str] = frozenset(
+    {"shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "layout", "requires_grad",
+     "is_leaf", "is_sparse", "is_quantized", "is_meta", "names", "itemsize"})
+
+
+#: Functions that only read metadata or set flags: run as torch runs them.
+PASSTHROUGH: frozenset[str] = frozenset(
+    {"device", "get_default_dtype", "is_tensor", "is_floating_point", "is_complex",
+     "is_grad_enabled", "set_grad_enabled", "_set_grad_enabled", "is_inference",
+     "promote_types", "can_cast", "element_size", "get_device"})
+
+
+def supported_ops() -> list[str]:
+    """Sorted names of the ops and attributes exact mode runs (the README's table)."""
+    return sorted({*(n for n in OPS if not n.startswith("_") and n not in REFUSED),
+                   *(f"{n}_" for n in INPLACE_BASES),
+                   *PROPERTIES, *(n for n in PASSTHROUGH if not n.startswith("_")), "T",
+                   "finfo"})

@@ -1,0 +1,216 @@
+"""One exact execution of torch code: the random source, generator streams, the mode.
+
+Every draw from a ``torch.Generator`` (the global one included) is a slot of
+that generator's stream for its current seed.  Re-seeding a generator to a
+seed already used in this execution hands the same lazy draws out again, so
+``manual_seed`` before every draw shows as the dependence it creates.  The
+real generators are restored when the execution ends, so the engine sees no
+use of torch's global random state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import torch
+
+from specexact.exact.random_source import ExactRandom
+from specexact.torch.noise import NoiseRecord, UniformRecord
+from specexact.torch.tensor import GRID_BITS
+from specexact.torch.values import FixedRandomness, rng_var, unsupported
+
+__all__ = ["Session", "UniformMode", "current_session", "session"]
+
+UniformMode = Literal["dtype", "continuous"]
+
+_CURRENT: list[Session] = []
+
+
+def current_session() -> Session:
+    if not _CURRENT:
+        raise RuntimeError("no exact torch session is active")
+    return _CURRENT[-1]
+
+
+class _Stream:
+    __slots__ = ("slots",)
+
+    def __init__(self) -> None:
+        self.slots: list[tuple[Hashable, Any]] = []
+
+
+class Session:
+    """The state of one execution: rng, uniform mode, generator streams."""
+
+    def __init__(self, rng: ExactRandom, uniform: UniformMode,
+                 provided: tuple[torch.Generator, ...] = ()) -> None:
+        self.rng = rng
+        self.uniform = uniform
+        self.uniforms = 0
+        self.noises = 0
+        self._saved: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
+        #: Each watched generator's state when the call starts (after ``watch``).
+        self._start: dict[int, torch.Tensor] = {}
+        self._marker: dict[int, torch.Tensor] = {}
+        self._streams: dict[Hashable, _Stream] = {}
+        self._current: dict[int, tuple[_Stream, list[int]]] = {}
+        #: Generators handed to the code (their streams are the random ones).
+        self._provided: set[int] = set()
+        #: Why each stream is fixed (seeded by the code during the call), by stream.
+        self._fixed: dict[int, str] = {}
+        for gen in (torch.default_generator, *provided):
+            self.watch(gen)
+
+    def watch(self, gen: torch.Generator) -> None:
+        """Remember a generator's state, to restore it when the execution ends.
+
+        Call it before the exact mode is installed.  Generators watched are
+        the ones the code is handed (and torch's global one): their streams
+        are random.  A stream the code seeds itself during the call
+        (``manual_seed`` of a fixed value, or a ``torch.Generator()`` it
+        creates) is fixed: real torch would draw the same numbers on every
+        call.  A generator that starts right after ``manual_seed(s)`` (a
+        module that seeds at import, a fresh ``torch.Generator()``) is
+        advanced one draw first, so that the code seeding it with the same
+        ``s`` is a visible change of state.
+        """
+        gid = id(gen)
+        self._provided.add(gid)
+        if gid in self._saved:
+            return
+        state = gen.get_state()
+        self._saved[gid] = (gen, state)
+        if torch.equal(state, _fresh_state(gen.initial_seed())):
+            torch.rand(1, generator=gen)
+            state = gen.get_state()
+        self._start[gid] = state
+
+    # -- streams ------------------------------------------------------------
+
+    def _stream(self, gen: torch.Generator) -> tuple[_Stream, list[int]]:
+        gid = id(gen)
+        state = gen.get_state()
+        if gid not in self._saved:
+            self._saved[gid] = (gen, state)
+        marker = self._marker.get(gid)
+        if marker is not None and torch.equal(state, marker):
+            return self._current[gid]
+        seed = gen.initial_seed()
+        fixed = None
+        if torch.equal(state, _fresh_state(seed)):
+            key: Hashable = (gid, seed)  # just seeded (again): replay from slot 0
+            start = self._start.get(gid, self._saved[gid][1])
+            which = ("torch's global generator" if gen is torch.default_generator
+                     else "a generator")
+            if gid not in self._provided:
+                fixed = (f"a torch.Generator the code created during the call (seed {seed})"
+                         if gen is not torch.default_generator else
+                         f"torch's global generator seeded with {seed}")
+            elif key in self._streams or not torch.equal(start, state):
+                fixed = f"{which} the code re-seeded with manual_seed({seed}) during the call"
+        else:
+            # A state we cannot place in any seed's stream (the process's own
+            # generator at the start, or a set_state): its own stream.
+            key = (gid, "state", bytes(state.numpy().tobytes()))
+        stream = self._streams.setdefault(key, _Stream())
+        if fixed is not None:
+            self._fixed[id(stream)] = fixed
+        current = (stream, [0])
+        self._current[gid] = current
+        return current
+
+    def _mark(self, gen: torch.Generator) -> None:
+        # Advance the real generator once so that a later re-seed is visible
+        # as a state different from this marker.
+        torch.rand(1, generator=gen)
+        self._marker[id(gen)] = gen.get_state()
+
+    def draw(self, generator: torch.Generator | None, kind: Hashable, count: int,
+             make: Callable[[], Any]) -> list[Any]:
+        """``count`` slots of ``kind`` from ``generator``'s stream (replayed after a re-seed)."""
+        gen = torch.default_generator if generator is None else generator
+        if not isinstance(gen, torch.Generator):
+            raise unsupported(f"generator={gen!r} (not a torch.Generator)")
+        stream, pos = self._stream(gen)
+        fixed = self._fixed.get(id(stream))
+        if fixed is not None:
+            msg = (f"the code draws from {fixed}: real torch draws the same numbers on "
+                   "every call from a seed set during the call, so the output is a fixed "
+                   "function of the inputs, not a sample (hand the generator in, or seed it "
+                   "once outside the sampler)")
+            raise FixedRandomness(msg)
+        out: list[Any] = []
+        for _ in range(count):
+            i = pos[0]
+            if i < len(stream.slots):
+                had, value = stream.slots[i]
+                if had != kind:
+                    raise unsupported(
+                        f"a draw of {kind} replaying, after a re-seed, the generator "
+                        f"position that a draw of {had} used (their dependence depends "
+                        "on torch's internals)")
+            else:
+                value = make()
+                stream.slots.append((kind, value))
+            out.append(value)
+            pos[0] = i + 1
+        self._mark(gen)
+        return out
+
+    # -- draws --------------------------------------------------------------
+
+    def uniform_bits(self, dtype: torch.dtype) -> int | None:
+        if self.uniform == "continuous":
+            return None
+        bits = GRID_BITS.get(dtype)
+        if bits is None:
+            raise unsupported(f"torch.rand with dtype {dtype}")
+        return bits
+
+    def new_uniform(self, bits: int | None) -> UniformRecord:
+        self.uniforms += 1
+        return UniformRecord(self.rng.random(), bits, self.uniforms)
+
+    def new_noise(self, source: str) -> NoiseRecord:
+        self.noises += 1
+        return NoiseRecord(self.noises, source)
+
+    def restore(self) -> None:
+        for gen, state in self._saved.values():
+            gen.set_state(state)
+
+
+_FRESH: dict[int, torch.Tensor] = {}
+
+
+def _fresh_state(seed: int) -> torch.Tensor:
+    """The state of a CPU generator right after ``manual_seed(seed)``."""
+    state = _FRESH.get(seed)
+    if state is None:
+        gen = torch.Generator()
+        gen.manual_seed(seed)
+        state = _FRESH[seed] = gen.get_state()
+    return state
+
+
+@contextmanager
+def session(rng: ExactRandom, uniform: UniformMode,
+            provided: tuple[torch.Generator, ...] = ()) -> Iterator[Session]:
+    """Install the exact mode for one execution (nested sessions are not allowed).
+
+    ``provided`` are the generators handed to the code (their streams are random).
+    """
+    from specexact.torch.mode import ExactMode
+
+    s = Session(rng, uniform, provided)
+    token = rng_var.set(rng)
+    _CURRENT.append(s)
+    try:
+        with ExactMode():
+            yield s
+    finally:
+        _CURRENT.pop()
+        rng_var.reset(token)
+        s.restore()
