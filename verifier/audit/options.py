@@ -138,13 +138,6 @@ class AuditOptions:
             msg = "arrays=True needs floats='float64' or 'float32'"
             raise InvalidArgument(msg)
 
-    @property
-    def sizes(self) -> tuple[int, int]:
-        """The vocabulary sizes judged: as given, else the kind's defaults."""
-        from specexact.audit.kinds import kind_of
-
-        return self.vocab_sizes or kind_of(self).default_sizes
-
 
 @final
 @dataclass(frozen=True)

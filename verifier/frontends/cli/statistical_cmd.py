@@ -23,7 +23,7 @@ __all__ = ["statistical_command"]
 
 
 def _check(args: argparse.Namespace, kind: str) -> None:
-    from specexact.frontends.cli.audit_cmd import check_modes
+    from specexact.frontends.cli.flags import check_modes
 
     signature = args.signature
     if signature not in ("single", "chain"):
