@@ -154,8 +154,10 @@ def _index_part(i: Any) -> Any:
         return slice(*(None if v is None else as_int(v)
                        for v in (i.start, i.stop, i.step)))
     if isinstance(i, (list, tuple)):
-        return np.array([as_int(_index_part(v)) if not isinstance(v, bool) else v
-                         for v in i])
+        values = [as_int(_index_part(v)) if not isinstance(v, bool) else v for v in i]
+        # torch reads [] as an empty long index (numpy would make it float64 and refuse)
+        mask = bool(values) and all(isinstance(v, bool) for v in values)
+        return np.array(values, dtype=bool if mask else np.int64)
     if i is None or i is Ellipsis:
         return i
     return as_int(i)
@@ -311,6 +313,14 @@ def expand(self: Any, *sizes: Any) -> ExactTensor:
     return make(np.broadcast_to(t.arr.reshape(have), final), t.dtype)
 
 
+def view_as(self: Any, other: Any) -> ExactTensor:
+    return view(self, tuple(as_exact(other).arr.shape))
+
+
+def broadcast_to(input: Any, size: Any) -> ExactTensor:
+    return expand(input, size)
+
+
 def expand_as(self: Any, other: Any) -> ExactTensor:
     return expand(self, *as_exact(other).arr.shape)
 
@@ -392,6 +402,14 @@ def same(input: Any, *args: Any, **kwargs: Any) -> ExactTensor:
     return as_exact(input)
 
 
+def contiguous(self: Any, memory_format: Any = None) -> ExactTensor:
+    """Itself when already contiguous, else a contiguous copy (as torch)."""
+    t = as_exact(self)
+    if t.arr.flags["C_CONTIGUOUS"]:
+        return t
+    return make(np.ascontiguousarray(t.arr), t.dtype)
+
+
 def to(self: Any, *args: Any, **kwargs: Any) -> ExactTensor:
     t = as_exact(self)
     dtype = kwargs.get("dtype")
@@ -451,11 +469,12 @@ SHAPE: dict[str, Any] = {
     "index_put": index_put, "copy_": copy_, "fill_": fill_, "zero_": zero_,
     "gather": gather, "take_along_dim": take_along_dim, "scatter": scatter, "scatter_": scatter_,
     "index_select": index_select, "nonzero": nonzero,
-    "view": view, "reshape": reshape, "flatten": flatten, "expand": expand,
+    "view": view, "view_as": view_as, "broadcast_to": broadcast_to, "reshape": reshape,
+    "flatten": flatten, "expand": expand,
     "expand_as": expand_as, "repeat": repeat, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "cat": cat, "concat": cat, "concatenate": cat, "stack": stack, "flip": flip,
     "transpose": transpose, "swapaxes": transpose, "permute": permute, "t": t_,
-    "clone": clone, "contiguous": same, "detach": same, "cpu": same, "cuda": same,
+    "clone": clone, "contiguous": contiguous, "detach": same, "cpu": same, "cuda": same,
     "requires_grad_": same, "to": to, "float": as_type(torch.float32),
     "double": as_type(torch.float64), "long": as_type(torch.int64),
     "int": as_type(torch.int32), "bool": as_type(torch.bool),
