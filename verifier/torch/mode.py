@@ -10,6 +10,7 @@ from torch.overrides import TorchFunctionMode
 
 from specexact.errors import SpecexactError, describe_exception
 from specexact.torch.ops_elementwise import where
+from specexact.torch.ops_pyrandom import module_draws
 from specexact.torch.ops_shape import t_, write_into
 from specexact.torch.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES, SPELLINGS
 from specexact.torch.tensor import ExactTensor, as_exact
@@ -39,9 +40,11 @@ class ExactMode(TorchFunctionMode):
     record: set[str] | None = None
 
     def __enter__(self) -> ExactMode:
-        # Scripted helpers run as their Python source while the mode is on.
+        # Scripted helpers run as their Python source, and module-level draws of
+        # Python's random and numpy.random are lazy, while the mode is on.
         self._patches = ExitStack()
         self._patches.enter_context(scripted_as_python())
+        self._patches.enter_context(module_draws())
         try:
             super().__enter__()  # type: ignore[no-untyped-call]
         except BaseException:
