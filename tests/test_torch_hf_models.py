@@ -124,6 +124,23 @@ def test_the_model_answers_as_a_transformers_model() -> None:
     assert seen[:6] == [3, "cpu", True, (1, 2, 3), 2, (2, 3)]
 
 
+def test_use_cache_false_returns_no_cache_as_transformers_does() -> None:
+    def no_cache_loop(input_ids: torch.Tensor, draft_model: Any, target_model: Any,
+                      max_new_tokens: int) -> torch.Tensor:
+        cache = None
+        for _ in range(max_new_tokens):
+            # romsto's calling pattern: the whole context every time, and the cache the
+            # previous call returned, which use_cache=False makes None
+            out = target_model(input_ids=input_ids, past_key_values=cache, use_cache=False)
+            cache = out.past_key_values
+            nxt = torch.multinomial(torch.softmax(out.logits[0, -1], dim=-1), 1)
+            input_ids = torch.cat([input_ids, nxt[None]], dim=1)
+        return input_ids
+
+    target, _ = random_model_pair(2, seed=0)
+    assert check_torch_decode(no_cache_loop, target, target, max_new_tokens=2).equal
+
+
 def test_progress_goes_to_stderr_and_a_stop_says_what_was_reached(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(decode_module, "PROGRESS_AFTER", 0.0)

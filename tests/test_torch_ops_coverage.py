@@ -200,3 +200,14 @@ def test_an_error_torch_raises_is_placed_at_the_users_call() -> None:
         torch_output_distribution(bad_shape, P, Q)
     line = bad_shape.__code__.co_firstlineno + 1
     assert f"{HERE}:{line})" in str(info.value)
+
+
+def test_row_ops_on_an_empty_slice_keep_the_row_length() -> None:
+    # romsto's loop takes softmax of logits[..., a:a, :] when no draft is left to verify
+    def empty_rows(p: torch.Tensor) -> Any:
+        rows = p.reshape(1, 2, 4)[..., 1:1, :]
+        return (tuple(torch.softmax(rows, dim=-1).shape), tuple(rows.cumsum(-1).shape),
+                tuple(rows.sort(dim=-1).values.shape), tuple(rows.topk(2).indices.shape),
+                tuple((rows / torch.softmax(rows, -1)).shape))
+
+    assert _facts(empty_rows) == empty_rows(torch.full((8,), 0.125))

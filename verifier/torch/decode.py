@@ -8,8 +8,9 @@ adapter:
 * ``model(input_ids)`` returns logits ``[1, L, V]`` whose row ``i`` is the
   exact log of the model's next-token law after the context up to position
   ``i`` (``log 0 = -inf``); the same tensor answers ``.logits`` and
-  ``.past_key_values`` (``output="object"`` returns an object with those two
-  attributes instead, as transformers does);
+  ``.past_key_values`` (None when called with ``use_cache=False``, as
+  transformers does; ``output="object"`` returns an object with those two
+  attributes instead);
 * ``model(new_ids, past_key_values=cache)`` reads the context from the cache
   and returns rows for the new ids only.  The cache is a list of one layer's
   ``(key, value)`` pair, tensors ``[1, 1, n, 1]`` holding the context's token
@@ -158,7 +159,8 @@ class ExactLM:
             arr[0, i, :] = [LogR.of(Fraction(x)) if x > 0
                             else Special(-math.inf, "log(0) of a model row") for x in row]
         logits = make(arr, torch.float32)
-        cache = ExactCache.of(tokens)
+        # use_cache=False: transformers' models return no cache (past_key_values=None)
+        cache = None if kwargs.get("use_cache") is False else ExactCache.of(tokens)
         if self.output == "object":
             return LMOutput(logits, cache)
         logits.logits = logits  # type: ignore[attr-defined]
