@@ -23,10 +23,11 @@ from specexact.torch.tensor import (
 )
 from specexact.torch.values import Special, Uninit, unsupported
 
-__all__ = ["SHAPE"]
+__all__ = ["SHAPE", "same", "size_args"]
 
 
-def _size(args: Sequence[Any]) -> tuple[int, ...]:
+def size_args(args: Sequence[Any]) -> tuple[int, ...]:
+    """A size as torch ops take it: ``f(2, 3)`` or ``f((2, 3))``, ints or 0-d tensors."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
         args = tuple(args[0])
     return tuple(as_int(a) for a in args)
@@ -288,7 +289,7 @@ def view(self: Any, *shape: Any) -> ExactTensor:
     t = as_exact(self)
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
         raise unsupported("Tensor.view(dtype) (reinterpreting bits)")
-    return make(t.arr.reshape(_size(shape)), t.dtype)
+    return make(t.arr.reshape(size_args(shape)), t.dtype)
 
 
 def reshape(self: Any, *shape: Any) -> ExactTensor:
@@ -307,7 +308,7 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> ExactTensor:
 
 def expand(self: Any, *sizes: Any) -> ExactTensor:
     t = as_exact(self)
-    want = list(_size(sizes))
+    want = list(size_args(sizes))
     have = [1] * (len(want) - t.arr.ndim) + list(t.arr.shape)
     final = [h if w == -1 else w for w, h in zip(want, have, strict=True)]
     return make(np.broadcast_to(t.arr.reshape(have), final), t.dtype)
@@ -327,7 +328,7 @@ def expand_as(self: Any, other: Any) -> ExactTensor:
 
 def repeat(self: Any, *sizes: Any) -> ExactTensor:
     t = as_exact(self)
-    reps = _size(sizes)
+    reps = size_args(sizes)
     arr = t.arr.reshape((1,) * (len(reps) - t.arr.ndim) + t.arr.shape)
     return make(np.tile(arr, reps), t.dtype)
 
@@ -385,7 +386,7 @@ def transpose(input: Any, dim0: Any, dim1: Any) -> ExactTensor:
 
 def permute(input: Any, *dims: Any) -> ExactTensor:
     t = as_exact(input)
-    return make(np.transpose(t.arr, tuple(_dim(d, t.arr.ndim) for d in _size(dims))), t.dtype)
+    return make(np.transpose(t.arr, tuple(_dim(d, t.arr.ndim) for d in size_args(dims))), t.dtype)
 
 
 def t_(input: Any) -> ExactTensor:
