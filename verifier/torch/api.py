@@ -15,7 +15,6 @@ Exponential and Gumbel noise are ideal continuous draws.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -32,7 +31,7 @@ from specexact.floats.check import Finding, FloatVerdict, grid_tolerance, law_fi
 from specexact.numbers import as_distribution
 from specexact.torch.session import UniformMode, session
 from specexact.torch.tensor import GRID_BITS, ExactTensor, as_exact, make, read_scalar
-from specexact.torch.unwrap import unwrap
+from specexact.torch.unwrap import positional_arity, unwrap
 
 __all__ = [
     "as_rng_sampler",
@@ -79,17 +78,6 @@ def _normalised(values: Sequence[Fraction]) -> tuple[Fraction, ...]:
     return tuple(v / total for v in values)
 
 
-def _positional_arity(fn: Callable[..., Any]) -> int:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 2
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
-        return 3
-    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
-
-
 def emitted(value: Any, what: str = "the emitted token") -> Any:
     """A returned token as the engine wants it: an int or a lazy token."""
     if isinstance(value, torch.Tensor):
@@ -109,7 +97,7 @@ def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fracti
                dtype: torch.dtype, uniform: UniformMode) -> Callable[[ExactRandom], Any]:
     """``run(rng)`` for the engine: one exact execution of ``fn(p, q[, generator])``."""
     inner = unwrap(fn)
-    takes_generator = _positional_arity(inner) >= 3
+    takes_generator = positional_arity(inner) >= 3
 
     def run(rng: ExactRandom) -> Any:
         generators = (torch.Generator(),) if takes_generator else ()
@@ -276,7 +264,7 @@ def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
     violations and crashes.
     """
     inner = unwrap(fn)
-    takes_generator = _positional_arity(inner) >= 3
+    takes_generator = positional_arity(inner) >= 3
     tdtype = torch_dtype(dtype)
     mode = check_uniform(uniform)
 

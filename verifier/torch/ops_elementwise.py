@@ -134,28 +134,20 @@ def rdiv(input: Any, other: Any) -> ExactTensor:
     return div(other, input)
 
 
-def floor_divide(input: Any, other: Any) -> ExactTensor:
-    return binary(floordiv_kernel, input, other)
+def _binary_op(kernel: Callable[[Any, Any], Any], *,
+               swapped: bool = False) -> Callable[..., ExactTensor]:
+    """The op ``kernel`` applied elementwise (``swapped``: the reflected ``__rop__``)."""
+    if swapped:
+        return lambda input, other: binary(kernel, other, input)
+    return lambda input, other: binary(kernel, input, other)
 
 
-def remainder(input: Any, other: Any) -> ExactTensor:
-    return binary(mod_kernel, input, other)
-
-
-def pow_(input: Any, exponent: Any) -> ExactTensor:
-    return binary(pow_kernel, input, exponent)
-
-
-def rpow(input: Any, other: Any) -> ExactTensor:
-    return binary(pow_kernel, other, input)
-
-
-def maximum(input: Any, other: Any) -> ExactTensor:
-    return binary(maximum_scalar, input, other)
-
-
-def minimum(input: Any, other: Any) -> ExactTensor:
-    return binary(minimum_scalar, input, other)
+floor_divide = _binary_op(floordiv_kernel)
+remainder = _binary_op(mod_kernel)
+pow_ = _binary_op(pow_kernel)
+rpow = _binary_op(pow_kernel, swapped=True)
+maximum = _binary_op(maximum_scalar)
+minimum = _binary_op(minimum_scalar)
 
 
 def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
@@ -303,6 +295,26 @@ def masked_fill(input: Any, mask: Any, value: Any) -> ExactTensor:
     return make(_as_array(out), t.dtype)
 
 
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> ExactTensor:
+    """Whether each element equals one of ``test_elements`` (scalars allowed on either side)."""
+    t = as_exact(elements, torch.get_default_dtype() if isinstance(elements, float) else None)
+    tests = list(as_exact(test_elements).arr.reshape(-1)) \
+        if isinstance(test_elements, torch.Tensor) else [test_elements]
+    dt = result_dtype(elements, test_elements)
+
+    def member(x: Any) -> Any:
+        if isinstance(x, Uninit):
+            return x
+        a = convert(x, dt)
+        found = any(bool(a == convert(y, dt)) for y in tests)
+        return found != invert
+
+    with np.errstate(all="ignore"):
+        out = np.frompyfunc(member, 1, 1)(t.arr)
+    return make(_as_array(out), torch.bool)
+
+
 UNARY: dict[str, Callable[..., Any]] = {
     "neg": neg, "negative": neg, "__neg__": neg, "__pos__": pos, "positive": pos,
     "abs": abs_, "__abs__": abs_, "exp": exp, "log": log, "sqrt": sqrt,
@@ -317,7 +329,7 @@ BINARY: dict[str, Callable[..., Any]] = {
     "__mul__": mul, "__rmul__": mul, "div": div, "divide": div, "true_divide": div,
     "__truediv__": div, "__div__": div, "__rtruediv__": rdiv, "__rdiv__": rdiv,
     "floor_divide": floor_divide, "__floordiv__": floor_divide,
-    "__rfloordiv__": lambda a, b: floor_divide(b, a), "remainder": remainder,
+    "__rfloordiv__": _binary_op(floordiv_kernel, swapped=True), "remainder": remainder,
     "__mod__": remainder, "pow": pow_, "__pow__": pow_, "__rpow__": rpow,
     "maximum": maximum, "minimum": minimum, "fmax": maximum, "fmin": minimum,
     "lt": compare(operator.lt), "less": compare(operator.lt), "__lt__": compare(operator.lt),
@@ -336,5 +348,5 @@ BINARY: dict[str, Callable[..., Any]] = {
     "bitwise_xor": bitwise(operator.xor), "__xor__": bitwise(operator.xor),
     "__rxor__": bitwise(operator.xor),
     "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
-    "where": where, "masked_fill": masked_fill,
+    "where": where, "masked_fill": masked_fill, "isin": isin,
 }
