@@ -19,6 +19,8 @@ FEIFEIBEAR = ("feifeibear/LLMSpeculativeSampling", "59a209d37b2e463459057a784f8b
 ROMSTO = ("romsto/Speculative-Decoding", "db7db67604359d0380c330c240c276ec1f85ba65")
 EAGLE = ("SafeAILab/EAGLE", "cb7e0841fe0c206c6ed74a197ad5e2a1f13f5a2b")
 MEDUSA = ("FasterDecoding/Medusa", "e2a5d20c048a9b0a4092e6933c34313687422518")
+#: Every repository (and commit) the audits read.
+ALL_REPOSITORIES = (FEIFEIBEAR, ROMSTO, EAGLE, MEDUSA)
 
 
 class _NoBar(contextlib.nullcontext[Any]):
