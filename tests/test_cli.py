@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ from specexact import output_distribution
 from specexact.audit import detect_kind, parse_vocab_sizes
 from specexact.errors import InvalidArgument
 from specexact.frontends.cli import main
-from specexact.frontends.cli.progress import Progress
+from specexact.frontends.cli.progress import Progress, configure
 
 SAMPLERS = '''
 import random
@@ -146,7 +147,12 @@ def test_a_lossless_sampler_passes_with_exit_0(samplers):
     assert code == 0, out + err
     assert out.startswith("PASS")
     assert "exact cases" in out
-    assert err == ""  # no progress off a terminal
+    # Off a terminal, progress is a plain line every 10 s on stderr, never in the report.
+    assert all(re.fullmatch(r"auditing \S+: \d+ cases  \[\d+s\]", line)
+               for line in err.splitlines()), err
+    code, out, err = run("audit", target(samplers, "textbook"), "-q")
+    assert code == 0 and out.startswith("PASS")
+    assert err == ""  # -q: no progress
 
 
 def test_a_biased_sampler_fails_with_exit_1_and_an_exact_table(samplers):
@@ -445,14 +451,30 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_only_on_a_terminal():
+def test_progress_redraws_on_a_terminal_and_writes_a_line_every_10_s_elsewhere(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("specexact.frontends.cli.progress.time.monotonic", lambda: clock[0])
     tty, pipe = _Terminal(), io.StringIO()
-    with Progress("auditing", stream=tty) as shown, Progress("auditing", stream=pipe) as hidden:
+    with Progress("auditing", stream=tty) as shown, Progress("auditing", stream=pipe) as log:
         shown(3, 10)
-        hidden(3, 10)
+        log(3, 10)
+        assert pipe.getvalue() == ""  # nothing in a log before 10 s
+        clock[0] += 10.5
+        log(7, 10)
     assert "auditing: 3/10" in tty.getvalue()
     assert tty.getvalue().endswith("\r")  # the line is cleared at the end
-    assert pipe.getvalue() == ""
+    assert pipe.getvalue() == "auditing: 7/10  [10s]\n"
+
+
+def test_quiet_progress_shows_nothing():
+    configure(quiet=True)
+    try:
+        tty = _Terminal()
+        with Progress("auditing", stream=tty) as shown:
+            shown(3, 10)
+        assert tty.getvalue() == ""
+    finally:
+        configure()
 
 
 # --------------------------------------------------------------------------

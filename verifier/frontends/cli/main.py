@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import importlib.metadata
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -18,6 +21,7 @@ from typing import NoReturn, TextIO
 
 from specexact.audit import parse_integer
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
+from specexact.frontends.cli.progress import configure as configure_progress
 
 __all__ = ["build_parser", "main"]
 
@@ -32,7 +36,38 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+        raise UsageError(f"{message}{_suggestion(message)}\n"
+                         f"(usage: run '{self.prog} --help')")
+
+
+def _suggestion(message: str) -> str:
+    """'; did you mean 'audit'?' for argparse's "invalid choice: 'adit' (choose from ...)"."""
+    match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if match is None:
+        return ""
+    choices = re.findall(r"'([^']*)'|([\w-]+)", match.group(2))
+    names = [quoted or bare for quoted, bare in choices]
+    close = difflib.get_close_matches(match.group(1), names, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("specexact")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        return "unknown"
+
+
+def _common_options() -> _Parser:
+    """-q and -v, accepted after every subcommand."""
+    common = _Parser(add_help=False)
+    chat = common.add_mutually_exclusive_group()
+    chat.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress lines on stderr")
+    chat.add_argument("-v", "--verbose", action="store_true",
+                      help="progress lines every second when stderr is not a terminal, and "
+                           "the traceback of an internal error")
+    return common
 
 
 def _int_at_least(text: str, minimum: int) -> int:
@@ -67,11 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Prove or refute, with exact arithmetic, that a speculative-decoding "
                     "sampler preserves the target distribution.",
         epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict")
+    parser.add_argument("--version", action="version", version=f"specexact {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    common = [_common_options()]
 
     audit = sub.add_parser(
-        "audit", help="audit a sampler or step (or, without TARGET, the bundled catalogue)",
+        "audit", parents=common,
+        help="audit a sampler or step (or, without TARGET, the bundled catalogue)",
         description="Run the hand-picked edge cases, then the Hypothesis search, and report "
                     "the minimal exact witness of any violation.",
         epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -111,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_float_options(audit)
 
     prove = sub.add_parser(
-        "prove", help="prove a sampler exact over the whole simplex, symbolically",
+        "prove", parents=common, help="prove a sampler exact over the whole simplex, symbolically",
         description="Run the sampler on symbolic p and q for one vocabulary size; prove "
                     "that it preserves p for every pair, or print the region and the "
                     "bias formula where it does not.  A decoding step (--kind step, or read "
@@ -135,11 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "on a grid) with rng.random() on the K-bit grid (24: float32 "
                             "torch.rand): refuted when one puts mass on a token with p = 0")
 
-    explain = sub.add_parser("explain", help="a catalogue rule: why it is wrong, its witness")
+    explain = sub.add_parser("explain", parents=common,
+                             help="a catalogue rule: why it is wrong, its witness")
     explain.add_argument("name", metavar="NAME", help="a rule name from 'specexact catalogue'")
     explain.add_argument("--json", action="store_true", help="print one JSON object")
 
-    catalogue = sub.add_parser("catalogue", help="list the bundled rules, right and wrong")
+    catalogue = sub.add_parser("catalogue", parents=common,
+                               help="list the bundled rules, right and wrong")
     formats = catalogue.add_mutually_exclusive_group()
     formats.add_argument("--json", action="store_true", help="print a JSON list")
     formats.add_argument("--markdown", action="store_true",
@@ -147,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from specexact.frontends.cli.power_cmd import add_power_parser
 
-    add_power_parser(sub)
+    add_power_parser(sub, common)
     return parser
 
 
@@ -382,6 +422,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         except SystemExit as exc:  # --help
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         _settle_floats(args)
+        configure_progress(quiet=args.quiet, verbose=args.verbose)
         try:
             # With --json, stdout holds one JSON object: anything else printed while
             # the target is imported or run (prints at module level included) goes to
@@ -420,7 +461,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except SpecexactError as exc:
         return fail(str(exc), "error")
     except Exception as exc:
-        if os.environ.get("SPECEXACT_DEBUG"):
+        if os.environ.get("SPECEXACT_DEBUG") or getattr(args, "verbose", False):
             traceback.print_exc(file=stderr)
         detail = f"{type(exc).__name__}: {exc}"
         return fail(f"internal error ({detail}); set SPECEXACT_DEBUG=1 to see the traceback",

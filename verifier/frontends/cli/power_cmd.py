@@ -28,12 +28,14 @@ DEFAULT_SAMPLES = (10_000, 100_000)
 _PLOT_GRID = tuple(m * 10 ** e for e in range(1, 7) for m in (1, 2, 5))
 
 
-def add_power_parser(sub: Any) -> None:
-    """Register ``specexact power`` on the CLI's subparsers."""
+def add_power_parser(sub: Any, parents: Any = ()) -> None:
+    """Register ``specexact power`` on the CLI's subparsers (``parents``: the options every
+    subcommand takes)."""
     from specexact.statistical.power import DEFAULT_REPLICATES, TEST_DESIGNS
 
     power = sub.add_parser(
-        "power", help="the power of engine-style statistical tests against known bugs",
+        "power", parents=list(parents),
+        help="the power of engine-style statistical tests against known bugs",
         description="For each catalogue rule, compute from its exact law the probability "
                     "that a test design flags the bug with N draws, and the N it needs "
                     "for 99%; propose the input where the bug is largest.",

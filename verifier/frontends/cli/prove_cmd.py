@@ -39,7 +39,7 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
         if horizon is not None:
             check_integer(horizon, "--horizon", min_value=1)
     except InvalidInput as error:
-        print(f"specexact prove: {error}", file=err)
+        print(f"specexact: error: {error}", file=err)
         return 2
     try:
         fn = load_target(target)
@@ -47,7 +47,7 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
         if detected == "cross-vocab":
             if kind is None:
                 _report(err, as_json, out, "error",
-                        f"specexact prove: {target} reads model.vocab, so it is a "
+                        f"{target} reads model.vocab, so it is a "
                         "cross-vocabulary step, which prove does not cover (proofs are "
                         "over one vocabulary); audit it with specexact audit "
                         f"{target} --kind cross-vocab, or give --kind step if it is a "
@@ -59,26 +59,26 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
             shape = ("fn(p, q, rng)" if detected == "sampler"
                      else "fn(target, draft, prefix, rng)")
             _report(err, as_json, out, "error",
-                    f"specexact prove: --kind {kind} but {target}'s signature is a "
+                    f"--kind {kind} but {target}'s signature is a "
                     f"{detected}'s, {shape}; give --kind {detected} (or leave --kind out)")
             return 2
         problem = describe_arity_problem(fn, get_kind("step" if chosen == "step" else "sampler"))
         if problem is not None:
-            _report(err, as_json, out, "error", f"specexact prove: {problem}")
+            _report(err, as_json, out, "error", f"{problem}")
             return 2
         if chosen == "step":
             if horizon is None:
                 how = ("--kind step" if kind == "step"
                        else "read from its signature (target, draft, prefix, rng)")
                 _report(err, as_json, out, "error",
-                        f"specexact prove: {target} is a decoding step ({how}); a step is "
+                        f"{target} is a decoding step ({how}); a step is "
                         "proved on the joint law of its first N tokens: give --horizon N, e.g. "
                         f"specexact prove {target} --kind step --vocab-size {vocab_size} "
                         "--horizon 2")
                 return 2
             if uniform_bits is not None:
                 _report(err, as_json, out, "error",
-                        "specexact prove: --uniform-bits applies to sampler proofs, not to "
+                        "--uniform-bits applies to sampler proofs, not to "
                         "steps (a step proof is for a continuous uniform; audit the step "
                         "with --uniform-bits K for a grid)")
                 return 2
@@ -88,7 +88,7 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
         else:
             if horizon is not None:
                 _report(err, as_json, out, "error",
-                        f"specexact prove: --horizon is for decoding steps; {target} is proved "
+                        f"--horizon is for decoding steps; {target} is proved "
                         "as a sampler fn(p, q, rng) (give --kind step if it is a step)")
                 return 2
             result = prove(fn, vocab_size, first=first, uniform_bits=uniform_bits)
@@ -96,11 +96,11 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
         _report(err, as_json, out, "undecided", f"could not decide: {error}")
         return 2
     except (InvalidInput, SpecexactError) as error:
-        _report(err, as_json, out, "error", f"specexact prove: {error}")
+        _report(err, as_json, out, "error", f"{error}")
         return 2
     except Exception as error:  # a bug in the tool: still one clear line, exit 2
         _report(err, as_json, out, "error",
-                f"specexact prove: internal error {type(error).__name__}: {error}")
+                f"internal error {type(error).__name__}: {error}")
         return 2
     if as_json:
         json.dump(result.to_json(), out, indent=2)
@@ -114,4 +114,4 @@ def _report(err: TextIO, as_json: bool, out: TextIO, status: str, message: str) 
     if as_json:
         json.dump({"status": status, "message": message}, out, indent=2)
         out.write("\n")
-    print(message, file=err)
+    print(f"specexact: {status}: {message}", file=err)
