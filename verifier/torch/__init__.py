@@ -36,7 +36,7 @@ def _need_torch() -> None:
 
 def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any],
                               *, dtype: Any = "float32", uniform: Any = "dtype",
-                              budget: Budget | None = None) -> Any:
+                              semantics: Any = None, budget: Budget | None = None) -> Any:
     """The exact law (a ``Distribution``) of the token torch code ``fn(p, q)`` returns.
 
     See :func:`specexact.torch.api.torch_output_distribution`.
@@ -44,20 +44,21 @@ def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Seque
     _need_torch()
     from specexact.torch import api
     return api.torch_output_distribution(fn, p, q, dtype=dtype, uniform=uniform,
-                                         budget=budget)
+                                         semantics=semantics, budget=budget)
 
 
 def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any], *,
                         dtype: Any = "float32", uniform: Any = "dtype",
-                        budget: Budget | None = None, tolerance: Any = None) -> Any:
-    """Exact verdict (a ``FloatVerdict``) on torch code ``fn(p, q[, generator])``.
+                        semantics: Any = None, budget: Budget | None = None,
+                        tolerance: Any = None) -> Any:
+    """Exact verdict (a ``TorchVerdict``) on torch code ``fn(p, q[, generator])``.
 
     See :func:`specexact.torch.api.check_torch_sampler`.
     """
     _need_torch()
     from specexact.torch import api
-    return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform, budget=budget,
-                                   tolerance=tolerance)
+    return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform,
+                                   semantics=semantics, budget=budget, tolerance=tolerance)
 
 
 def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
@@ -75,11 +76,11 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
 
 
 def torch_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
-                      uniform: Any = "continuous") -> Any:
+                      uniform: Any = "continuous", semantics: Any = None) -> Any:
     """Torch code ``fn(p, q[, generator])`` as an engine sampler ``(p, q, rng) -> token``."""
     _need_torch()
     from specexact.torch import api
-    return api.as_rng_sampler(fn, dtype=dtype, uniform=uniform)
+    return api.as_rng_sampler(fn, dtype=dtype, uniform=uniform, semantics=semantics)
 
 
 def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "single",
