@@ -176,11 +176,10 @@ def emitted(value: Any, what: str = "the emitted token") -> Any:
 
 def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fraction],
                dtype: torch.dtype, uniform: UniformMode, semantics: Semantics = "exact",
-               idealised: list[int] | None = None) -> Callable[[ExactRandom], Any]:
+               idealised: set[str] | None = None) -> Callable[[ExactRandom], Any]:
     """``run(rng)`` for the engine: one exact execution of ``fn(p, q[, generator])``.
 
-    ``idealised``, when given, collects each execution's count of noise races
-    whose masses were idealised (see :mod:`.grid`)."""
+    ``idealised``, when given, collects what the executions idealised, in words."""
     inner = unwrap(fn)
     takes_generator = _positional_arity(inner) >= 3
 
@@ -191,8 +190,8 @@ def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fracti
                 args: list[Any] = [_vector(p, dtype), _vector(q, dtype), *generators]
                 return emitted(_call(inner, args))
             finally:
-                if idealised is not None and s.idealised_races:
-                    idealised.append(s.idealised_races)
+                if idealised is not None:
+                    idealised.update(s.idealised)
 
     return run
 
@@ -271,7 +270,7 @@ def _tokens(law: Distribution) -> Distribution:
 
 def _run(fn: Callable[..., Any], pv: tuple[Fraction, ...], qv: tuple[Fraction, ...],
          tdtype: torch.dtype, mode: UniformMode, semantics: Semantics,
-         budget: Budget | None, name: str, idealised: list[int] | None = None
+         budget: Budget | None, name: str, idealised: set[str] | None = None
          ) -> tuple[Distribution | None, SamplerFailure | None]:
     try:
         law = enumerate_law(single_run(fn, pv, qv, tdtype, mode, semantics, idealised),
@@ -326,7 +325,11 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     tdtype, mode, pv, qv = _inputs(p, q, dtype, uniform, rounded=False)
     sem = check_semantics(semantics, mode)
     target = _normalised(pv)
-    exact_law, exact_crash = _run(fn, pv, qv, tdtype, "continuous", "exact", budget, "exact")
+    # The exact run is the ideal program on the laws the rows stand for: engine rows
+    # (not summing to 1) are normalised there, and handed to the dtype run as given.
+    idealised: set[str] = set()
+    exact_law, exact_crash = _run(fn, target, _normalised(qv), tdtype, "continuous", "exact",
+                                  budget, "exact", idealised)
     exact_findings = _findings(exact_law, exact_crash, "exact", target)
     expected = Distribution.from_probabilities(target)
     if exact_law is not None and exact_law != expected:
@@ -338,8 +341,7 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     grid_findings: list[Finding] = []
     bits = GRID_BITS[tdtype] if mode == "dtype" else None
     g_tol = _ZERO
-    idealised: list[int] = []
-    rows = (pv, qv)
+    rows = (target, _normalised(qv))
     if bits is not None:
         g_tol = _tolerance(len(pv), tdtype, sem) if tolerance is None else Fraction(tolerance)
         if sem == "dtype":
@@ -362,7 +364,7 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     verdict = FloatVerdict(target, _normalised(qv), None, False, bits, None, None, exact_law,
                            grid_law, None, g_tol, _ZERO, tuple(kept))
     return TorchVerdict(verdict, sem if bits is not None else "exact", kind, tuple(notes),
-                        rows, tdtype, sum(idealised))
+                        rows, tdtype, tuple(sorted(idealised)))
 
 
 def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",

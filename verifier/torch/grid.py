@@ -15,7 +15,7 @@ range is its values at the two ends of the grid, and independent draws reach
 every combination); a concrete entry's winning mass is exact (a product of
 grid counts); the mass left to the draws is split as the ideal continuous race
 of their exact-semantics values (``w / E``, ``log w + G``) splits it, restricted
-to the tokens that can win, and the session counts that race as idealised.
+to the tokens that can win, and the session records that idealisation.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ import torch
 from specexact.torch.noise import PendingRace, UniformRecord
 from specexact.torch.values import Special, Uninit, describe, unsupported
 
-__all__ = ["GridDraw", "Step", "race"]
+__all__ = ["IDEALISED_RACE", "GridDraw", "Step", "race"]
+
+#: How a noise race over draws is idealised (the verdict quotes it).
+IDEALISED_RACE = ("the split of a noise race among its drawn entries, as continuous "
+                  "exponentials split it (which tokens can win, and the mass of its fixed "
+                  "entries, are exact)")
 
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
@@ -292,7 +297,7 @@ def race(row: list[Any], largest: bool) -> Any:
             raise unsupported("a noise race whose drawn entries have no positive weight")
         for i in draws:
             masses[i] = rest * weights[i] / total
-        current_session().idealised_races += 1
+        current_session().idealised.add(IDEALISED_RACE)
     elif rest:
         raise unsupported("a noise race whose winner the dtype leaves undetermined")
     for x in row:
@@ -362,8 +367,8 @@ def _ideal_step(state: tuple[str, float, float], step: Step, first_positive: flo
     if c is not None and name == "sub":
         if kind == "u":
             return ("u", a, b - c) if step.slot == 0 else ("u", -a, c - b)
-        if kind == "G" and step.slot == 0:
-            return "G", a - c, b
+        if kind == "G":
+            return ("G", a - c, b) if step.slot == 0 else ("G", c - a, -b)
     if c is not None and c > 0 and name == "mul" and kind in ("u", "S", "R"):
         return (kind, a * c, b * c) if kind == "u" else (kind, a * c, b)
     if c is not None and c > 0 and name == "div":

@@ -35,7 +35,9 @@ from specexact.torch.kernels import (
     sqrt_scalar,
     sub_kernel,
 )
+from specexact.torch.noise import IDEALISED_FLOOR, Unif
 from specexact.torch.tensor import (
+    GRID_BITS,
     ExactTensor,
     as_exact,
     cast,
@@ -137,12 +139,13 @@ def _fused(op: Callable[..., Any], alpha: Any) -> Callable[[Any, Any], Any]:
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
     if alpha != 1 and dtype_semantics():
-        return binary(add_kernel, input, _alpha(other, alpha), real=_fused(torch.add, alpha),
-                      name="add")
+        return binary(add_kernel, input, other, real=_fused(torch.add, alpha), name="add")
     return binary(add_kernel, input, _alpha(other, alpha), real=operator.add, name="add")
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
+    if alpha != 1 and dtype_semantics():
+        return binary(sub_kernel, input, other, real=_fused(torch.sub, alpha), name="sub")
     return binary(sub_kernel, input, _alpha(other, alpha), real=operator.sub, name="sub")
 
 
@@ -280,12 +283,27 @@ def isfinite(input: Any) -> ExactTensor:
     return unary(isfinite_kernel, input, out_dtype=torch.bool)
 
 
+def _floor_kernel(dtype: torch.dtype) -> Callable[[Any, Any], Any]:
+    """``maximum`` for a clamp's ``min``: a floor below the grid's step on a continuous
+    uniform is idealised away (see :data:`~specexact.torch.noise.IDEALISED_FLOOR`)."""
+    step = Fraction(1, 2 ** GRID_BITS.get(dtype, 0))
+
+    def kernel(a: Any, b: Any) -> Any:
+        if isinstance(a, Unif) and isinstance(b, Fraction) and a.floored(b, step):
+            from specexact.torch.session import current_session
+            current_session().idealised.add(IDEALISED_FLOOR)
+            return a
+        return maximum_scalar(a, b)
+
+    return kernel
+
+
 def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> ExactTensor:
     t = as_exact(input)
     dt = result_dtype(t, *(v for v in (min, max) if v is not None))
     out_t = cast(t, dt)
     if min is not None:
-        out_t = binary(maximum_scalar, out_t, min, operand_dtype=dt, real=torch.clamp_min,
+        out_t = binary(_floor_kernel(dt), out_t, min, operand_dtype=dt, real=torch.clamp_min,
                        name="clamp_min")
     if max is not None:
         out_t = binary(minimum_scalar, out_t, max, operand_dtype=dt, real=torch.clamp_max,

@@ -62,9 +62,8 @@ class Session:
         self.rng = rng
         self.uniform = uniform
         self.semantics = semantics
-        #: Noise races whose masses were idealised (continuous exponentials); their
-        #: support is decided exactly in the dtype (see :mod:`.grid`).
-        self.idealised_races = 0
+        #: What this execution idealised, in words (see :mod:`.grid`): the verdict says it.
+        self.idealised: set[str] = set()
         self._grid_noise: dict[int, NoiseRecord] = {}
         self.uniforms = 0
         self.noises = 0

@@ -29,8 +29,8 @@ __all__ = ["CLASSES", "TorchVerdict", "classify"]
 CLASSES: dict[str, str] = {
     "structural": "shows in exact arithmetic and in the dtype",
     "float-only": "reachable only through the dtype's rounding",
-    "exact-only": "an exact-arithmetic deviation the dtype does not produce (a note, "
-                  "not a FAIL)",
+    "exact-only": "an exact-arithmetic deviation the dtype does not produce: a note, "
+                  "not a FAIL",
 }
 
 
@@ -75,7 +75,7 @@ class TorchVerdict:
 
     ``finding_class`` is one of :data:`CLASSES` (None when nothing was found or
     the run was not classified); ``rows`` are p and q as the dtype run received
-    them; ``idealised_races`` counts the noise races whose masses were idealised.
+    them; ``idealised`` says, in words, what the runs idealised (empty: nothing).
     """
 
     verdict: FloatVerdict
@@ -84,7 +84,7 @@ class TorchVerdict:
     notes: tuple[str, ...]
     rows: tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
     dtype: torch.dtype
-    idealised_races: int = 0
+    idealised: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -112,17 +112,23 @@ class TorchVerdict:
         return "semantics: exact (exact rationals; float rounding of the arithmetic not modelled)"
 
     def masses_line(self) -> str:
-        if not self.idealised_races:
+        if not self.idealised:
             return "masses: exact"
-        return (f"masses: exact, except the split of {self.idealised_races} noise race(s) "
-                "among their drawn entries, idealised as continuous exponentials (which "
-                "tokens can win, and the mass of fixed entries, are exact)")
+        return "masses: exact, except (idealised) " + "; ".join(self.idealised)
+
+    def _mode(self, text: str) -> str:
+        """FloatVerdict's bracketed mode, with what the dtype run received."""
+        if self.semantics != "dtype":
+            return text
+        mode = self.verdict.mode
+        return text.replace(f"[{mode}]", f"[{mode.replace('exact inputs', 'dtype semantics')}]")
 
     def headline(self) -> str:
-        return self.verdict.headline()
+        return self._mode(self.verdict.headline())
 
     def format(self) -> str:
         lines = self.verdict.format().splitlines()
+        lines[0] = self._mode(lines[0])
         extra = [f"  {self.semantics_line()}", f"  {self.masses_line()}"]
         if self.finding_class is not None:
             extra.append(f"  class: {self.finding_class} ({CLASSES[self.finding_class]})")
@@ -139,4 +145,4 @@ class TorchVerdict:
     def to_json(self) -> dict[str, Any]:
         base = self.verdict.to_json() if hasattr(self.verdict, "to_json") else {}
         return {**base, "semantics": self.semantics, "class": self.finding_class,
-                "notes": list(self.notes), "idealised_races": self.idealised_races}
+                "notes": list(self.notes), "idealised": list(self.idealised)}
