@@ -306,3 +306,39 @@ def test_a_tiny_floor_in_an_exponential_race_is_an_exact_only_note() -> None:
 def test_semantics_is_validated() -> None:
     with pytest.raises(InvalidArgument, match="semantics="):
         torch_output_distribution(textbook, [1], [1], semantics="float")
+
+
+# -- the CLI: audit --torch --semantics ---------------------------------------------------
+
+CLI_SOURCE = '''
+import torch
+
+def gumbel_argmax(p, q):
+    gumbel = -torch.log(-torch.log(torch.rand(p.shape[0])))
+    return torch.argmax(torch.log(p) + gumbel)
+'''
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    import io
+
+    from specexact.frontends.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_audit_says_which_semantics_and_finds_the_zero_draw(tmp_path: Any) -> None:
+    path = tmp_path / "gumbel_rules.py"
+    path.write_text(CLI_SOURCE)
+    small = ("--vocab-sizes", "2..3", "--examples", "4")
+    code, out, _ = run_cli("audit", f"{path}:gumbel_argmax", "--torch", *small)
+    assert code == 1 and "FAIL" in out, out
+    assert "dtype (faithful run, torch.rand on its float32 grid)" in out
+    code, out, _ = run_cli("audit", f"{path}:gumbel_argmax", "--torch", "--semantics",
+                           "exact", *small)
+    assert code == 0, out
+    assert "exact (faithful run" in out
+    code, _, err = run_cli("audit", f"{path}:gumbel_argmax", "--semantics", "exact", *small)
+    assert code == 2 and "--semantics" in err and "--torch" in err
