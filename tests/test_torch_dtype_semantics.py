@@ -342,3 +342,24 @@ def test_the_audit_says_which_semantics_and_finds_the_zero_draw(tmp_path: Any) -
     assert "exact (faithful run" in out
     code, _, err = run_cli("audit", f"{path}:gumbel_argmax", "--semantics", "exact", *small)
     assert code == 2 and "--semantics" in err and "--torch" in err
+
+
+def test_item_is_the_python_float_torch_returns() -> None:
+    # 0.1 in float32, read with .item(), then Python (float64) arithmetic: exact
+    # semantics would keep 1/10-ish rationals; the dtype run computes as Python does.
+    def halves(p: Any, q: Any) -> Any:
+        x = (p[0] * 3).item()
+        return int(x * 10 > 10)
+
+    x32 = torch.tensor(1 / 3, dtype=torch.float32)
+    expected = int((x32 * 3).item() * 10 > 10)
+    law = torch_output_distribution(halves, (F(1, 3), F(2, 3)), (F(1, 2), F(1, 2)))
+    assert dict(law.items()) == {expected: 1}
+    seen: dict[str, Any] = {}
+
+    def reads(p: Any, q: Any) -> Any:
+        seen["item"] = p[0].item()
+        return 0
+
+    torch_output_distribution(reads, (F(1, 3), F(2, 3)), (F(1, 2), F(1, 2)))
+    assert type(seen["item"]) is float and seen["item"] == x32.item()

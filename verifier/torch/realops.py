@@ -59,6 +59,20 @@ def to_real(t: ExactTensor) -> tuple[torch.Tensor, list[int]]:
     return real.reshape(tuple(t.arr.shape)), odd
 
 
+#: Fraction(v) of the floats results hold: the enumerator re-runs the code once per
+#: path, so the same values come back again and again (a Fraction is immutable).
+_EXACT: dict[float, Fraction] = {}
+
+
+def _exact(v: float) -> Fraction:
+    x = _EXACT.get(v)
+    if x is None:
+        if len(_EXACT) > 1 << 20:
+            _EXACT.clear()
+        x = _EXACT[v] = Fraction(v)
+    return x
+
+
 def from_real(out: torch.Tensor, name: str, sources: Sequence[Any] = ()) -> ExactTensor:
     """The exact tensor of a real result; inf and nan remember ``name`` (or the
     special of an operand they came from)."""
@@ -69,7 +83,7 @@ def from_real(out: torch.Tensor, name: str, sources: Sequence[Any] = ()) -> Exac
     for i, v in enumerate(values):
         if floating:
             if v - v == 0:  # finite
-                arr[i] = Fraction(v)
+                arr[i] = _exact(v)
                 continue
             if origin is None:
                 origin = next((s.origin for s in sources if type(s) is Special),
