@@ -363,3 +363,46 @@ def test_item_is_the_python_float_torch_returns() -> None:
 
     torch_output_distribution(reads, (F(1, 3), F(2, 3)), (F(1, 2), F(1, 2)))
     assert type(seen["item"]) is float and seen["item"] == x32.item()
+
+
+# -- races: exact support, fixed masses exact, the idealised split certified -------------
+
+
+def bf16_gumbel_argmax(p: Any, q: Any) -> Any:
+    u = torch.rand(p.shape[0], dtype=torch.bfloat16).float()
+    u = u.clamp(min=torch.finfo(torch.float32).tiny)
+    return torch.argmax(torch.log(p) - torch.log(-torch.log(u)))
+
+
+def brute_force_law(p: tuple[F, ...]) -> dict[int, F]:
+    """The race's law in the dtype, every pair of bf16 grid points tried (V = 2)."""
+    n = 256
+    k = torch.arange(n * n)
+    u = torch.stack([k // n, k % n], dim=1).to(torch.float64).div(n).to(torch.bfloat16)
+    u = u.float().clamp(min=torch.finfo(torch.float32).tiny)
+    logits = torch.log(torch.tensor([float(x) for x in p], dtype=torch.float32))
+    winners = torch.argmax(logits - torch.log(-torch.log(u)), dim=1)
+    counts = torch.bincount(winners, minlength=2).tolist()
+    return {t: F(c, n * n) for t, c in enumerate(counts) if c}
+
+
+def test_a_race_split_is_within_its_certified_bound_of_the_dtype_law() -> None:
+    p = (F(1, 5), F(4, 5))
+    verdict = check_torch_sampler(bf16_gumbel_argmax, p, p)
+    truth = brute_force_law(p)
+    shown = verdict.grid_law
+    tv = sum(abs(truth.get(t, F(0)) - F(shown.get(t, 0))) for t in (0, 1)) / 2
+    # One grid point a bucket: the bound is the distance itself, up to its float slack.
+    assert 0 < tv <= verdict.mass_error <= tv + F(1, 10**9)
+    assert "certified" in verdict.format()
+
+
+def test_vectorised_and_tail_elements_agree_here() -> None:
+    # The race bounds evaluate many grid points in one tensor: they rely on this.
+    gen = torch.Generator().manual_seed(0)
+    for fn, x in ((torch.log, torch.rand(7 * 4000, generator=gen) * 10),
+                  (torch.exp, torch.randn(7 * 4000, generator=gen) * 20),
+                  (lambda a: 0.3 / a, torch.rand(7 * 4000, generator=gen))):
+        whole = fn(x)
+        tails = torch.cat([fn(x[i:i + 7].clone()) for i in range(0, x.numel(), 7)])
+        assert torch.equal(whole, tails)

@@ -15,7 +15,9 @@ range is its values at the two ends of the grid, and independent draws reach
 every combination); a concrete entry's winning mass is exact (a product of
 grid counts); the mass left to the draws is split as the ideal continuous race
 of their exact-semantics values (``w / E``, ``log w + G``) splits it, restricted
-to the tokens that can win, and the session records that idealisation.
+to the tokens that can win, and the session records that idealisation with a
+certified bound on its error (:func:`_error_bound`: bucket each draw's grid,
+monotonicity bounds each bucket's share).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 import torch
 
 from specexact.torch.noise import PendingRace, UniformRecord
@@ -56,11 +59,12 @@ class Step:
     value at that element) say what the op is, for :func:`ideal`.
     """
 
-    __slots__ = ("args", "const", "fn", "in_dtype", "in_shape", "name", "out_flat", "slot")
+    __slots__ = ("args", "const", "fn", "in_dtype", "in_shape", "name", "out_flat",
+                 "point_args", "slot")
 
     def __init__(self, name: str, fn: Callable[..., Any], args: Sequence[Any], slot: int,
                  in_shape: tuple[int, ...], in_dtype: torch.dtype, out_flat: int,
-                 const: float | None = None) -> None:
+                 const: float | None = None, point_args: Sequence[Any] | None = None) -> None:
         self.name = name
         self.fn = fn
         self.args = tuple(args)
@@ -69,6 +73,9 @@ class Step:
         self.in_dtype = in_dtype
         self.out_flat = out_flat
         self.const = const
+        #: The op's operands at this element only (one-element tensors, Python scalars
+        #: as given): for evaluating many grid points at once (:meth:`batch`).
+        self.point_args = tuple(point_args) if point_args is not None else self.args
 
     def __call__(self, value: float) -> float:
         args = list(self.args)
@@ -76,6 +83,19 @@ class Step:
         with torch._C.DisableTorchFunction():
             out = self.fn(*args)
         return float(out.reshape(-1)[self.out_flat].item())
+
+    def batch(self, values: torch.Tensor) -> torch.Tensor:
+        """The op at many values of the draw at once (a 1-D tensor in, one out).
+
+        The element's position in the code's tensor is not kept: this serves the
+        race bounds, which rely on torch's CPU kernels giving an element the same
+        value in a vectorised body and in a scalar tail (a test checks it here).
+        """
+        args = list(self.point_args)
+        args[self.slot] = values.to(self.in_dtype)
+        with torch._C.DisableTorchFunction():
+            out: torch.Tensor = self.fn(*args)
+        return out.reshape(values.shape[0], -1)[:, 0]
 
 
 class GridDraw:
@@ -105,6 +125,13 @@ class GridDraw:
         for step in self.steps:
             value = step(value)
         return value
+
+    def at_many(self, ks: torch.Tensor) -> torch.Tensor:
+        """``f`` at the grid points ``ks`` (int64), as float64 (see :meth:`Step.batch`)."""
+        values = ks.to(torch.float64) / self.size
+        for step in self.steps:
+            values = step.batch(values)
+        return values.to(torch.float64)
 
     def ends(self) -> tuple[float, float]:
         """``f`` at the first and last grid points (its range: ``f`` is monotone)."""
@@ -297,7 +324,9 @@ def race(row: list[Any], largest: bool) -> Any:
             raise unsupported("a noise race whose drawn entries have no positive weight")
         for i in draws:
             masses[i] = rest * weights[i] / total
-        current_session().idealised.add(IDEALISED_RACE)
+        session = current_session()
+        session.idealised.add(IDEALISED_RACE)
+        session.mass_error += _error_bound(row, largest, fixed, draws, masses)
     elif rest:
         raise unsupported("a noise race whose winner the dtype leaves undetermined")
     for x in row:
@@ -307,6 +336,76 @@ def race(row: list[Any], largest: bool) -> Any:
                                   "(the two uses are dependent)")
             x.rec.noise = True
     return PendingRace(recs, masses)
+
+
+# --------------------------------------------------------------------------
+# Certified bounds on a race's masses
+# --------------------------------------------------------------------------
+
+#: Buckets of each drawn entry's grid for the bounds (fewer for long rows).
+_BUCKETS_SHORT, _BUCKETS_LONG, _LONG_ROW = 1 << 14, 1 << 10, 8
+
+#: Relative slack covering float64 rounding in the bound's products and sums.
+_SLACK = 2.0 ** -40
+
+
+def _buckets(x: Any, fixed: bool, sign: float, count: int
+             ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Each bucket's smallest and largest value (ordered for the race: negated for an
+    argmin) and its probability, for an entry monotone in its draw."""
+    if fixed or not isinstance(x, GridDraw):
+        v = np.array([sign * _range(x)[0]])
+        return v, v, np.array([1.0])
+    n = x.size
+    count = min(count, n)
+    edges = torch.tensor([n * m // count for m in range(count + 1)], dtype=torch.int64)
+    first = sign * x.at_many(edges[:-1]).numpy()
+    last = sign * x.at_many(edges[1:] - 1).numpy()
+    if np.isnan(first).any() or np.isnan(last).any():
+        raise unsupported(f"a noise race over {x!r}, which is nan on part of the grid")
+    weight = np.diff(edges.numpy()).astype(np.float64) / n  # exact: powers of two
+    return np.minimum(first, last), np.maximum(first, last), weight
+
+
+def _cdf_bounds(lo: np.ndarray[Any, Any], hi: np.ndarray[Any, Any], w: np.ndarray[Any, Any],
+                t: np.ndarray[Any, Any], strict: bool) -> tuple[np.ndarray[Any, Any],
+                                                          np.ndarray[Any, Any]]:
+    """Bounds on ``P(entry < t)`` (``<=`` unless ``strict``) at each threshold ``t``."""
+    side: Literal["left", "right"] = "left" if strict else "right"
+    order_hi, order_lo = np.argsort(hi, kind="stable"), np.argsort(lo, kind="stable")
+    cum_hi = np.concatenate([[0.0], np.cumsum(w[order_hi])])
+    cum_lo = np.concatenate([[0.0], np.cumsum(w[order_lo])])
+    low = cum_hi[np.searchsorted(hi[order_hi], t, side=side)]
+    high = cum_lo[np.searchsorted(lo[order_lo], t, side=side)]
+    return low, high
+
+
+def _error_bound(row: list[Any], largest: bool, fixed: list[bool], draws: list[int],
+                 masses: list[Fraction]) -> Fraction:
+    """A certified bound on the TV between the race's law in the dtype and ``masses``
+    (exact at fixed entries, idealised at ``draws``).
+
+    Each drawn entry's grid is cut into buckets; over a bucket the entry's value lies
+    between the values at its two ends, and ``P(every other entry loses to t)`` is
+    monotone in ``t``, so the bucket's share of the entry's winning mass lies between
+    the products at those ends, the factors bounded the same way from the other
+    entries' buckets.  Float64 sums and products carry a relative slack of 2**-40.
+    """
+    sign = 1.0 if largest else -1.0
+    count = _BUCKETS_SHORT if len(row) <= _LONG_ROW else _BUCKETS_LONG
+    parts = [_buckets(x, fixed[i], sign, count) for i, x in enumerate(row)]
+    error = _ZERO
+    for i in draws:
+        lo, hi, w = parts[i]
+        low, high = w.copy(), w.copy()
+        for j, (lo_j, hi_j, w_j) in enumerate(parts):
+            if j != i:
+                low *= _cdf_bounds(lo_j, hi_j, w_j, lo, j < i)[0]
+                high *= _cdf_bounds(lo_j, hi_j, w_j, hi, j < i)[1]
+        lower = Fraction(float(low.sum() * (1 - _SLACK)))
+        upper = Fraction(float(high.sum() * (1 + _SLACK)))
+        error += max(upper - masses[i], masses[i] - lower, _ZERO)
+    return error / 2
 
 
 def _ideal_weight(x: GridDraw, largest: bool, recs: list[Any]) -> Fraction:

@@ -153,11 +153,25 @@ def _mixed(name: str, real: Callable[..., Any], operands: Sequence[Any], reals: 
             draw: GridDraw = values[j]
             operand = operands[j]
             const = float(_number(others[0])) if len(others) == 1 else None
-            step = Step(name, real, reals, j, tuple(operand.shape), operand.dtype, flat, const)
+            point = [_point(x, v) for x, v in zip(operands, values, strict=True)]
+            step = Step(name, real, reals, j, tuple(operand.shape), operand.dtype, flat, const,
+                        point)
             out[flat] = draw.then(step, result.dtype)
         else:
             out[flat] = kernel(*values)
     return result
+
+
+def _point(operand: Any, value: Any) -> Any:
+    """An operand at one element: a one-element tensor of its dtype (a Python scalar
+    stays as it is, for torch's own scalar handling)."""
+    if not isinstance(operand, torch.Tensor):
+        return float(operand) if type(operand) is Fraction else operand
+    if not is_concrete(value):
+        return None  # the draw's own slot
+    return torch.tensor([_number(value)], dtype=torch.float64).to(operand.dtype) \
+        if operand.dtype.is_floating_point else torch.tensor([_number(value)],
+                                                             dtype=operand.dtype)
 
 
 def reduction(name: str, real: Callable[..., Any], t: ExactTensor, *args: Any,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any, Literal
 
 import torch
@@ -64,6 +65,9 @@ class Session:
         self.semantics = semantics
         #: What this execution idealised, in words (see :mod:`.grid`): the verdict says it.
         self.idealised: set[str] = set()
+        #: A certified bound on the TV between this execution's law in the dtype and the
+        #: one computed with the idealisations (the sum over its races).
+        self.mass_error = Fraction(0)
         self._grid_noise: dict[int, NoiseRecord] = {}
         self.uniforms = 0
         self.noises = 0

@@ -85,6 +85,8 @@ class TorchVerdict:
     rows: tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
     dtype: torch.dtype
     idealised: tuple[str, ...] = ()
+    #: Certified: the TV between the dtype run's true law and the one computed.
+    mass_error: Fraction = Fraction(0)
 
     @property
     def passed(self) -> bool:
@@ -114,7 +116,11 @@ class TorchVerdict:
     def masses_line(self) -> str:
         if not self.idealised:
             return "masses: exact"
-        return "masses: exact, except (idealised) " + "; ".join(self.idealised)
+        text = "masses: exact, except (idealised) " + "; ".join(self.idealised)
+        if self.mass_error:
+            text += (f"; certified: the dtype run's law is within TV "
+                     f"{float(self.mass_error):.3g} of the one shown")
+        return text
 
     def _mode(self, text: str) -> str:
         """FloatVerdict's bracketed mode, with what the dtype run received."""
@@ -145,4 +151,5 @@ class TorchVerdict:
     def to_json(self) -> dict[str, Any]:
         base = self.verdict.to_json() if hasattr(self.verdict, "to_json") else {}
         return {**base, "semantics": self.semantics, "class": self.finding_class,
-                "notes": list(self.notes), "idealised": list(self.idealised)}
+                "notes": list(self.notes), "idealised": list(self.idealised),
+                "mass_error": str(self.mass_error)}
