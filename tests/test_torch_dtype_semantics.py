@@ -406,3 +406,13 @@ def test_vectorised_and_tail_elements_agree_here() -> None:
         whole = fn(x)
         tails = torch.cat([fn(x[i:i + 7].clone()) for i in range(0, x.numel(), 7)])
         assert torch.equal(whole, tails)
+
+
+def test_the_verdict_names_what_it_takes_from_exact_arithmetic() -> None:
+    p, q = (F(1, 3), F(2, 3)), (F(1, 2), F(1, 2))
+    verdict = check_torch_sampler(textbook, p, q)
+    assert any("multinomial" in what for what in verdict.idealised)
+    assert "masses: exact, except (idealised) torch.multinomial" in verdict.format()
+    exact = check_torch_sampler(textbook, p, q, semantics="exact")
+    assert exact.semantics == "exact" and not exact.idealised
+    assert "semantics: exact" in exact.format()

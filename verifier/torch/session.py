@@ -28,9 +28,18 @@ from specexact.torch.values import (
     unsupported,
 )
 
-__all__ = ["Session", "UniformMode", "current_session", "default_semantics", "session"]
+__all__ = ["IDEALISED_DRAWS", "Session", "UniformMode", "current_session", "default_semantics",
+           "session"]
 
 UniformMode = Literal["dtype", "continuous"]
+
+
+#: Draws whose law dtype semantics takes from exact arithmetic, not from torch's kernel.
+IDEALISED_DRAWS: dict[str, str] = {
+    "multinomial": "torch.multinomial as the exact categorical law of its dtype weights "
+                   "(torch's float normalisation and cumulative sum are not modelled)",
+    "exponential": "exponential_ as ideal Exp(1) draws (its float grid is not modelled)",
+}
 
 
 def default_semantics(uniform: UniformMode) -> Semantics:
@@ -154,6 +163,9 @@ class Session:
         gen = torch.default_generator if generator is None else generator
         if not isinstance(gen, torch.Generator):
             raise unsupported(f"generator={gen!r} (not a torch.Generator)")
+        name = kind[0] if isinstance(kind, tuple) else kind
+        if self.semantics == "dtype" and name in IDEALISED_DRAWS:
+            self.idealised.add(IDEALISED_DRAWS[name])
         stream, pos = self._stream(gen)
         fixed = self._fixed.get(id(stream))
         if fixed is not None:

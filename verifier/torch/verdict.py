@@ -118,7 +118,7 @@ class TorchVerdict:
             return "masses: exact"
         text = "masses: exact, except (idealised) " + "; ".join(self.idealised)
         if self.mass_error:
-            text += (f"; certified: the dtype run's law is within TV "
+            text += (f"; certified for the races: the dtype run's law is within TV "
                      f"{float(self.mass_error):.3g} of the one shown")
         return text
 
