@@ -416,3 +416,24 @@ def test_the_verdict_names_what_it_takes_from_exact_arithmetic() -> None:
     exact = check_torch_sampler(textbook, p, q, semantics="exact")
     assert exact.semantics == "exact" and not exact.idealised
     assert "semantics: exact" in exact.format()
+
+
+def test_the_assertion_panel_adds_engine_rows_in_dtype_semantics() -> None:
+    from specexact.torch import assert_torch_preserves_target
+
+    with_rows = assert_torch_preserves_target(textbook, vocab_sizes=(3, 3), examples=2)
+    exact = assert_torch_preserves_target(textbook, vocab_sizes=(3, 3), examples=2,
+                                          semantics="exact")
+    assert with_rows == exact + 2  # each random pair again, as float32 softmax rows
+    # Code that trusts rows to sum to 1 fails on the first row float32 rounds (1/3).
+    with pytest.raises(AssertionError, match="class: float-only"):
+        assert_torch_preserves_target(_fails_on_rows_not_summing_to_one, vocab_sizes=(3, 3),
+                                      examples=2)
+    assert assert_torch_preserves_target(_fails_on_rows_not_summing_to_one, vocab_sizes=(3, 3),
+                                         examples=2, semantics="exact")
+
+
+def _fails_on_rows_not_summing_to_one(p: Any, q: Any) -> Any:
+    if bool(p.double().sum() != 1):  # exact for a few float32 values
+        return -1
+    return torch.multinomial(p, 1)

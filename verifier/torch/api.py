@@ -134,13 +134,16 @@ def _stored_value(v: Fraction, dtype: torch.dtype) -> Fraction:
     return x
 
 
-def softmax_rows(values: Sequence[Any], dtype: Any = "float32") -> torch.Tensor:
-    """The row an engine would hand over for the law ``values``: ``softmax(log p)``
-    computed in ``dtype`` by torch (it need not sum to exactly 1)."""
+def softmax_rows(values: Sequence[Any], dtype: Any = "float32",
+                 temperature: float = 1.0) -> torch.Tensor:
+    """A row as an engine hands it over: ``softmax(log(p) / temperature)`` computed
+    in ``dtype`` by torch.  It need not sum to exactly 1; the law it stands for is
+    its own normalisation (``p`` itself at temperature 1, up to rounding)."""
     tdtype = torch_dtype(dtype)
     exact = as_distribution(values, name="values")
-    logits = torch.tensor([float(x) for x in exact], dtype=torch.float64).log().to(tdtype)
-    return torch.softmax(logits, dim=-1)
+    with torch._C.DisableTorchFunction():
+        logits = torch.tensor([float(x) for x in exact], dtype=torch.float64).log()
+        return torch.softmax((logits / temperature).to(tdtype), dim=-1)
 
 
 def _normalised(values: Sequence[Fraction]) -> tuple[Fraction, ...]:
