@@ -5,6 +5,10 @@ when called (and raises :class:`~specexact.errors.MissingDependency` without it)
 
 >>> from specexact.torch import check_torch_sampler   # doctest: +SKIP
 >>> check_torch_sampler(my_torch_fn, ["1/2", "1/2"], ["1/4", "3/4"]).passed  # doctest: +SKIP
+
+By default (``uniform="dtype"``) values are what the code computes in its dtype,
+as torch's CPU kernels round them (``semantics="dtype"``); ``semantics="exact"``
+computes with exact rationals.  Every verdict says which it used.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ __all__ = [
     "check_torch_decode",
     "check_torch_sampler",
     "numpy_output_distribution",
+    "softmax_rows",
     "torch_decode_distribution",
     "torch_output_distribution",
     "torch_randomness_reason",
@@ -113,6 +118,17 @@ def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
     from specexact.torch import decode
     return decode.check_torch_decode(fn, target, draft, max_new_tokens=max_new_tokens,
                                      **options)
+
+
+def softmax_rows(values: Sequence[Any], dtype: Any = "float32",
+                 temperature: float = 1.0) -> Any:
+    """A row as an engine hands it over: the float ``softmax(log(p) / temperature)``.
+
+    See :func:`specexact.torch.api.softmax_rows`.
+    """
+    _need_torch()
+    from specexact.torch import api
+    return api.softmax_rows(values, dtype, temperature)
 
 
 def numpy_output_distribution(fn: Callable[[Any, Any, Any], Any], p: Sequence[Any],
