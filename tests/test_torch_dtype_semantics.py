@@ -437,3 +437,28 @@ def _fails_on_rows_not_summing_to_one(p: Any, q: Any) -> Any:
     if bool(p.double().sum() != 1):  # exact for a few float32 values
         return -1
     return torch.multinomial(p, 1)
+
+
+def test_a_chain_step_in_dtype_semantics_gets_the_rows_as_float32_stores_them() -> None:
+    from specexact.torch import torch_step
+
+    seen: list[Any] = []
+
+    def chain(ids: Any, draft_probs: Any, target_probs: Any) -> Any:
+        seen.append(target_probs[0, 0].tolist())
+        out = torch.full((1, 2), -1, dtype=torch.long)
+        out[0, 0] = torch.multinomial(target_probs[0, 0], 1)[0]
+        return out
+
+    def target(prefix: tuple[int, ...]) -> tuple[F, ...]:
+        return (F(1, 3), F(2, 3))
+
+    for semantics, expected in (("dtype", [torch.tensor(1 / 3).item(),
+                                           torch.tensor(2 / 3).item()]),
+                                ("exact", [F(1, 3), F(2, 3)])):
+        seen.clear()
+        step = torch_step(chain, signature="chain", gamma=1, semantics=semantics)
+        from specexact.exact.engine import enumerate_law
+
+        enumerate_law(lambda rng: step(target, target, (), rng))
+        assert seen and all(row == expected for row in seen), (semantics, seen[:1])

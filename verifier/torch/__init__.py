@@ -68,7 +68,7 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
 
 def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
                dtype: Any = "float32", uniform: Any = "dtype",
-               max_new_tokens: int | None = None) -> Any:
+               max_new_tokens: int | None = None, semantics: Any = None) -> Any:
     """A decoding step running torch verification code (``"chain"``, ``"hf"`` or
     ``"decode"``, a whole generation loop emitting ``max_new_tokens`` at once).
 
@@ -77,7 +77,8 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
     _need_torch()
     from specexact.torch import steps
     return steps.torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
-                            uniform=uniform, max_new_tokens=max_new_tokens)
+                            uniform=uniform, max_new_tokens=max_new_tokens,
+                            semantics=semantics)
 
 
 def torch_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",

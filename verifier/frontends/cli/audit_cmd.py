@@ -172,8 +172,10 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
     horizon = args.horizon if args.horizon is not None else DEFAULT_HORIZON
 
     def make(uniform: str) -> Any:
+        semantics = _semantics(args) if uniform == "dtype" and args.signature != "decode" \
+            else None
         return torch_step(fn, signature=args.signature, gamma=args.gamma, dtype=args.dtype,
-                          uniform=uniform, max_new_tokens=horizon)
+                          uniform=uniform, max_new_tokens=horizon, semantics=semantics)
 
     return make("continuous"), "step", ((make("dtype"), None),) if faithful else ()
 
@@ -189,7 +191,7 @@ def _semantics_line(args: argparse.Namespace) -> str | None:
         return None
     if args.uniform != "dtype":
         return "torch semantics: exact rationals, continuous uniform"
-    if args.signature != "single":
+    if args.signature == "decode":
         return ("torch semantics: exact rationals (continuous uniform, then torch.rand on "
                 "its dtype grid)")
     return (f"torch semantics: exact rationals (structural run, continuous uniform); "
