@@ -462,3 +462,14 @@ def test_a_chain_step_in_dtype_semantics_gets_the_rows_as_float32_stores_them() 
         step = torch_step(chain, signature="chain", gamma=1, semantics=semantics)
         enumerate_law(functools.partial(step, target, target, ()))
         assert seen and all(row == expected for row in seen), (semantics, seen[:1])
+
+
+def test_equality_with_the_last_value_of_a_decreasing_function_of_a_draw() -> None:
+    def at_the_end(p: Any, q: Any) -> Any:
+        return int(bool(-torch.rand(1) == -(1 - 2**-24)))
+
+    def in_the_middle(p: Any, q: Any) -> Any:
+        return int(bool(-torch.rand(1) == -0.5))
+
+    assert _law_of_one(at_the_end) == F(1, GRID)
+    assert _law_of_one(in_the_middle) == F(1, GRID)

@@ -156,8 +156,12 @@ class GridDraw:
             raise AssertionError("!= is the complement of ==")
         if op == "==":
             lt, le = self.count("<", t), self.count("<=", t)
-            # lt and le are nested prefixes (f increasing) or suffixes (decreasing).
-            return (lt[1], le[1]) if lt[0] == le[0] else (le[0], lt[0])
+            # lt within le, both prefixes (f increasing) or suffixes (decreasing).
+            if lt[0] >= lt[1]:
+                return le
+            if lt[0] == 0 and le[0] == 0:
+                return lt[1], le[1]
+            return le[0], lt[0]
         test = _CMP[op]
         first, last = test(lo, t), test(hi, t)
         if first == last:
