@@ -473,3 +473,13 @@ def test_equality_with_the_last_value_of_a_decreasing_function_of_a_draw() -> No
 
     assert _law_of_one(at_the_end) == F(1, GRID)
     assert _law_of_one(in_the_middle) == F(1, GRID)
+
+
+def test_a_nan_in_a_race_row_wins_as_torch_s_argmax_has_it() -> None:
+    def nan_logit(p: Any, q: Any) -> Any:
+        logits = torch.log(p) - torch.log(-torch.log(torch.rand(p.shape[0]).clamp(min=TINY32)))
+        logits[1] = math.nan
+        return torch.argmax(logits)
+
+    law = torch_output_distribution(nan_logit, (F(1, 2), F(1, 4), F(1, 4)), (F(1, 3),) * 3)
+    assert dict(law.items()) == {1: 1}

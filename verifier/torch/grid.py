@@ -298,6 +298,9 @@ def race(row: list[Any], largest: bool) -> Any:
     """
     from specexact.torch.session import current_session
 
+    for i, x in enumerate(row):
+        if isinstance(x, Special) and x.is_nan:
+            return i  # torch returns the first nan (a draw is never nan: see ends())
     draws_of = [x.rec for x in row if isinstance(x, GridDraw)]
     if len({id(r) for r in draws_of}) != len(draws_of):
         raise unsupported("an argmax over a row holding one torch.rand draw twice "
