@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from specexact import output_distribution
+from specexact.audit import detect_kind, parse_vocab_sizes
 from specexact.errors import InvalidArgument
-from specexact.frontends.audit import detect_kind, parse_vocab_sizes
 from specexact.frontends.cli import main
 from specexact.frontends.cli.progress import Progress
 

@@ -92,7 +92,7 @@ def test_command_line_options_are_respected(rules):
             result = assert_preserves_target(textbook)
             assert result.options.examples == 7
             assert result.options.seed == 11
-            assert result.options.sizes == (2, 2)
+            assert result.options.vocab_sizes == (2, 2)
 
         def test_size_two_cannot_see_a_size_three_bug():
             assert_preserves_target(wrong_from_three)

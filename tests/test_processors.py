@@ -187,7 +187,7 @@ def test_the_panel_judges_a_step_under_each_processor_kind():
 
 def test_audit_uses_the_panel_only_for_steps_that_take_processors():
     from specexact import AuditOptions
-    from specexact.frontends.audit import audit
+    from specexact.audit import audit
 
     result = audit(plain, AuditOptions(kind="step", examples=3))
     assert result.passed and "The step takes processors" in result.coverage

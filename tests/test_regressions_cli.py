@@ -198,7 +198,7 @@ def test_ini_horizon_message_states_the_minimum(pytester: pytest.Pytester):
 
 
 def test_detect_kind_counts_arguments_before_reading_names():
-    from specexact.frontends.audit import detect_kind
+    from specexact.audit import detect_kind
 
     def sampler_named_like_models(target, draft, rng): ...
     def sampler_with_option(target, draft, rng, temperature=1.0): ...

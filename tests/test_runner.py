@@ -7,10 +7,10 @@ from fractions import Fraction as F
 
 import pytest
 
+from specexact.audit import AuditOptions
 from specexact.counterexamples.samplers import naive_resample, textbook
 from specexact.errors import InvalidArgument
 from specexact.frontends.assertions import assert_preserves_target
-from specexact.frontends.audit import AuditOptions
 from specexact.properties import ExitReason, Phase, search_floats, search_sampler, search_step
 from specexact.tables import omit_identical, render_table, signed
 from specexact.witness import SamplerWitness, StepWitness, step_witness_json

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from specexact import assert_step_preserves_target
+from specexact.audit import SAMPLER
 from specexact.counterexamples.chain_steps import chain
 from specexact.counterexamples.steps import named_step
-from specexact.frontends.audit import DEFAULT_VOCAB_SIZES
 from specexact.frontends.cli import main
 from specexact.properties import (
     DEFAULT_SAMPLER_VOCAB_SIZES,
@@ -45,7 +45,7 @@ def steps_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sampler_vocabularies_reach_five():
-    assert DEFAULT_SAMPLER_VOCAB_SIZES == (2, 5) == DEFAULT_VOCAB_SIZES["sampler"]
+    assert DEFAULT_SAMPLER_VOCAB_SIZES == (2, 5) == SAMPLER.default_sizes
     result = search_sampler(lambda p, q, rng: rng.categorical(p), examples=5)
     assert "2..5" in result.covered
 

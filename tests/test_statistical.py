@@ -237,7 +237,7 @@ def test_bad_case_is_rejected() -> None:
 
 
 def test_torch_adapter_says_clearly_when_torch_is_missing(monkeypatch: Any) -> None:
-    import specexact.statistical.torch_sampler as adapter  # importing never needs torch
+    import specexact.statistical.torch_adapter as adapter  # importing never needs torch
 
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(MissingDependency, match="pip install torch"):
@@ -246,7 +246,7 @@ def test_torch_adapter_says_clearly_when_torch_is_missing(monkeypatch: Any) -> N
 
 def test_torch_textbook_passes_through_the_adapter() -> None:
     torch = pytest.importorskip("torch")
-    from specexact.statistical.torch_sampler import torch_sampler
+    from specexact.statistical.torch_adapter import torch_sampler
 
     def torch_textbook(p: Any, q: Any, gen: Any) -> Any:
         x = torch.multinomial(q, 1, generator=gen)[0]

@@ -200,6 +200,9 @@ ELSEWHERE = {
     "cuda", "requires_grad_",
     # aliases torch itself dispatches as dim / numel (covered by the "ndimension" case)
     "ndimension", "nelement",
+    # layout queries, isin and the shape aliases: test_torch_ops_coverage.py against torch
+    "is_contiguous", "stride", "storage_offset", "data_ptr", "untyped_storage", "is_pinned",
+    "pin_memory", "record_stream", "isin", "view_as", "broadcast_to",
 }
 
 

@@ -12,7 +12,8 @@ distribution -> verdict -> report, and the package is layered the same way:
 * :mod:`specexact.symbolic`: proofs over every (p, q) at once;
 * :mod:`specexact.torch`: torch code run exactly;
 * :mod:`specexact.statistical`: sampled audits and the power of statistical tests;
-* :mod:`specexact.frontends`: audits, reports, assertions, the pytest plugin, the CLI.
+* :mod:`specexact.audit`: one audit policy, each kind of code one record, the reports;
+* :mod:`specexact.frontends`: assertions, the pytest plugin, the CLI.
 
 Every public name is re-exported here; import it from ``specexact``.
 """
@@ -129,6 +130,7 @@ from specexact.torch import (
     torch_randomness_reason,
     torch_step,
 )
+from specexact.uniform import Uniform
 
 __all__ = [
     "AuditOptions",
@@ -183,6 +185,7 @@ __all__ = [
     "TableModel",
     "TokenGrammar",
     "Undecided",
+    "Uniform",
     "UnsupportedOperation",
     "Verdict",
     "VocabModel",

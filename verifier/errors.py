@@ -15,6 +15,8 @@ Three families, because callers treat them differently:
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -33,6 +35,7 @@ __all__ = [
     "Undecided",
     "UnsupportedOperation",
     "describe_exception",
+    "raised_at",
 ]
 
 
@@ -122,6 +125,31 @@ def _show(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_show(v) for v in value) + ")"
     return repr(value)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def raised_at(exc: BaseException) -> str | None:
+    """``file:line`` of the innermost frame of ``exc``'s traceback in the user's code.
+
+    Frames in specexact's engine, torch and numpy are skipped (an error torch
+    raises is placed at the user's call); None when no frame is the user's.
+    """
+    skipped = [_PACKAGE]
+    for name in ("torch", "numpy"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            skipped.append(os.path.dirname(os.path.abspath(path)))
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not any(filename.startswith(d + os.sep) for d in skipped):
+            found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
 
 
 def describe_exception(exc: BaseException) -> str:

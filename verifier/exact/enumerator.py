@@ -36,6 +36,7 @@ from specexact.errors import (
     SamplerRaised,
     Undecided,
     describe_exception,
+    raised_at,
 )
 from specexact.exact.guards import installed, swap_reporter
 from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
@@ -196,6 +197,9 @@ class _Run:
                            f"model; real torch raises nothing and goes on): {exc}")
                 else:
                     msg = f"the code under test raised {describe_exception(exc)}"
+                    where = raised_at(exc)
+                    if where is not None:
+                        msg += f" (at {where})"
                 if explain is not None:
                     msg += explain(exc)
                 if _proxy_refused(exc):

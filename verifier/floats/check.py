@@ -196,6 +196,28 @@ class FloatVerdict:
         return not self.findings
 
     @property
+    def expected(self) -> Distribution:
+        """The target: p."""
+        return Distribution.from_probabilities(self.p)
+
+    @property
+    def tv(self) -> Fraction:
+        """TV(actual, p): the whole deviation, rounding included."""
+        return self.total_tv
+
+    @property
+    def reason(self) -> str:
+        """What the worst finding is, in the run it showed in ('' for a pass)."""
+        sev = self.severity
+        first = next((f for f in self.findings if f.kind == sev), None)
+        return "" if first is None else f"{sev} in the {first.run} run: {first.message}"
+
+    @property
+    def crash(self) -> None:
+        """Crashes are findings here (kind "crash"), listed by :meth:`format`."""
+        return None
+
+    @property
     def mode(self) -> str:
         parts = []
         if self.fmt is not None:
@@ -247,8 +269,9 @@ class FloatVerdict:
 
     __str__ = format
 
-    def table(self) -> str:
-        """token | p | q | exact run | deviations of the later runs (approximate)."""
+    def table(self, *, verbose: bool = True) -> str:
+        """token | p | q | exact run | deviations of the later runs (approximate); never
+        cut (``verbose`` is accepted for the common verdict protocol)."""
         header = ["token", "p", "q", "exact run - p"]
         laws: list[tuple[str, Distribution | None, Distribution | None]] = []
         if self.uniform_bits is not None:

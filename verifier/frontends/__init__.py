@@ -1,16 +1,17 @@
-"""How users reach the engine: audits, reports, assertions, the pytest plugin and the CLI.
+"""How users reach the audit: assertions, the pytest plugin and the CLI.
 
-Only this subpackage may import :mod:`properties` and :mod:`counterexamples`.
+They parse what the user gave, call :mod:`specexact.audit` (or another mode) and
+print; the policy and the reports are the audit layer's.
 """
 
 from __future__ import annotations
 
+from specexact.audit import AuditOptions, AuditResult
 from specexact.frontends.assertions import (
     assert_crossvocab_preserves_target,
     assert_preserves_target,
     assert_step_preserves_target,
 )
-from specexact.frontends.audit import AuditOptions, AuditResult
 
 __all__ = [
     "AuditOptions",

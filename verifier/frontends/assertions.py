@@ -21,16 +21,19 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from specexact.errors import InvalidArgument
-from specexact.exact.tree import Budget
-from specexact.frontends.audit import (
+from specexact.audit import (
+    FLOAT,
+    SAMPLER,
     AuditOptions,
     AuditResult,
     audit,
     describe_callable,
+    get_kind,
     parse_vocab_sizes,
+    result_human,
 )
-from specexact.frontends.report import result_human
+from specexact.errors import InvalidArgument
+from specexact.exact.tree import Budget
 from specexact.validation import fail
 
 __all__ = [
@@ -110,25 +113,35 @@ def _vocab_sizes(value: Any) -> tuple[int, int] | None:
     return (low, high)
 
 
-def _options(kind: str, explicit: Mapping[str, Any]) -> AuditOptions:
+#: Options that apply to one kind only, and their values when they do not apply.
+_KIND_SPECIFIC = {"horizon": None, "stateful": False, "one_hot_target": False,
+                  "floats": None, "arrays": False}
+
+
+def _options(kind_name: str, explicit: Mapping[str, Any]) -> AuditOptions:
     _check_names(explicit, "assertion options")
     merged: dict[str, Any] = dict(_session_defaults)
     merged.update(_test_defaults.get() or {})
     merged.update({k: v for k, v in explicit.items() if v is not None})
-    steplike = kind in ("step", "cross-vocab")
+    kind = get_kind(kind_name)
+    # A sampler given floats is judged as float code: the float kind's options apply.
+    applies = kind.options | FLOAT.options if kind is SAMPLER else kind.options
+    # Session and marker defaults may name options of other kinds: those do not apply.
+    specific: dict[str, Any] = {name: merged.get(name, unset) if name in applies else unset
+                for name, unset in _KIND_SPECIFIC.items()}
     return AuditOptions(
-        kind=kind if steplike else "sampler",  # type: ignore[arg-type]
+        kind=kind.name,  # type: ignore[arg-type]
         vocab_sizes=_vocab_sizes(merged.get("vocab_sizes")),
-        horizon=merged.get("horizon") if steplike else None,
         examples=merged.get("examples"),
         seed=merged.get("seed", 0),
         uniform_bits=merged.get("uniform_bits"),
         budget=merged.get("budget"),
         settings=merged.get("settings"),
-        stateful=bool(merged.get("stateful", False)) if kind == "step" else False,
-        one_hot_target=bool(merged.get("one_hot_target", False)) if kind == "step" else False,
-        floats=merged.get("floats") if kind == "sampler" else None,
-        arrays=bool(merged.get("arrays", False)) if kind == "sampler" else False,
+        horizon=specific["horizon"],
+        stateful=bool(specific["stateful"]),
+        one_hot_target=bool(specific["one_hot_target"]),
+        floats=specific["floats"],
+        arrays=bool(specific["arrays"]),
     )
 
 
@@ -162,7 +175,7 @@ def assert_preserves_target(sampler: Callable[..., Any], *,
     ``floats``: judge float code on ``"float64"`` or ``"float32"`` inputs
     (numpy arrays with ``arrays=True``), passing rounding within the stated
     tolerance (:func:`specexact.properties.search_floats`).
-    Returns the passing :class:`~specexact.frontends.audit.AuditResult`.
+    Returns the passing :class:`~specexact.audit.AuditResult`.
     """
     __tracebackhide__ = True
     return _check(sampler, "sampler", {

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
+from specexact.audit import parse_integer, parse_vocab_sizes
 from specexact.distribution import Distribution, total_variation
 from specexact.errors import InvalidArgument
 from specexact.frontends import assertions
-from specexact.frontends.audit import parse_integer, parse_vocab_sizes
 from specexact.tables import omit_identical, render_table, signed
 
 _INI = {

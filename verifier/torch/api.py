@@ -24,7 +24,6 @@ Semantics (``semantics=``, see :mod:`.realops` and :mod:`.grid`):
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -49,7 +48,7 @@ from specexact.torch.tensor import (
     read_scalar,
     stored,
 )
-from specexact.torch.unwrap import unwrap
+from specexact.torch.unwrap import positional_arity, unwrap
 from specexact.torch.values import Semantics
 from specexact.torch.verdict import TorchVerdict, classify
 
@@ -151,17 +150,6 @@ def _normalised(values: Sequence[Fraction]) -> tuple[Fraction, ...]:
     return tuple(v / total for v in values)
 
 
-def _positional_arity(fn: Callable[..., Any]) -> int:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 2
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
-        return 3
-    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
-
-
 def emitted(value: Any, what: str = "the emitted token") -> Any:
     """A returned token as the engine wants it: an int or a lazy token."""
     if isinstance(value, torch.Tensor):
@@ -184,7 +172,7 @@ def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fracti
 
     ``idealised``, when given, collects what the executions idealised."""
     inner = unwrap(fn)
-    takes_generator = _positional_arity(inner) >= 3
+    takes_generator = positional_arity(inner) >= 3
 
     def run(rng: ExactRandom) -> Any:
         generators = (torch.Generator(),) if takes_generator else ()
@@ -402,7 +390,7 @@ def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
     faithful variant the audit judges for support violations and crashes.
     """
     inner = unwrap(fn)
-    takes_generator = _positional_arity(inner) >= 3
+    takes_generator = positional_arity(inner) >= 3
     tdtype = torch_dtype(dtype)
     mode = check_uniform(uniform)
     sem = check_semantics(semantics, mode)

@@ -1,19 +1,35 @@
 """The ``decode`` signature: a whole torch generation loop, enumerated exactly.
 
 ``fn(input_ids [1, n], draft_model, target_model, max_new_tokens) -> output_ids
-[1, n + m]``.  specexact hands exact toy language models as torch callables:
-``model(input_ids) -> logits [1, L, V]`` whose row ``i`` is the exact log of
-the model's next-token law after ``input_ids[0, :i + 1]`` (``log 0 = -inf``),
-or (``output="object"``) the same logits as the ``.logits`` attribute of the
-returned object, as transformers' models return them.
+[1, n + m]``.  specexact hands exact toy language models as torch callables
+that also quack like transformers' models, so loops written for them need no
+adapter:
+
+* ``model(input_ids)`` returns logits ``[1, L, V]`` whose row ``i`` is the
+  exact log of the model's next-token law after the context up to position
+  ``i`` (``log 0 = -inf``); the same tensor answers ``.logits`` and
+  ``.past_key_values`` (None when called with ``use_cache=False``, as
+  transformers does; ``output="object"`` returns an object with those two
+  attributes instead);
+* ``model(new_ids, past_key_values=cache)`` reads the context from the cache
+  and returns rows for the new ids only.  The cache is a list of one layer's
+  ``(key, value)`` pair, tensors ``[1, 1, n, 1]`` holding the context's token
+  ids, so a loop that trims it by slicing (``k[:, :, :n]``) or with
+  ``crop(n)`` rolls the context back exactly; ``get_seq_length()`` is ``n``;
+* ``model.config.vocab_size``, ``model.device``, ``model.dtype``,
+  ``model.eval()`` and ``model.to(...)`` answer as a CPU float32 model's would.
 
 The law of the first ``max_new_tokens`` generated tokens is compared with
-the target model's own law of continuations of the prompt.
+the target model's own law of continuations of the prompt.  An enumeration
+running longer than a few seconds prints its progress to stderr, and one that
+is stopped or runs out of budget prints what it had seen.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -23,7 +39,7 @@ import numpy as np
 import torch
 
 from specexact.distribution import Distribution
-from specexact.errors import InvalidArgument
+from specexact.errors import BudgetExceeded, InvalidArgument
 from specexact.exact.engine import enumerate_law
 from specexact.exact.random_source import ExactRandom, LazyToken
 from specexact.exact.tree import Budget
@@ -36,40 +52,120 @@ from specexact.torch.unwrap import unwrap
 from specexact.torch.values import LogR, Special, unsupported
 from specexact.validation import check_integer
 
-__all__ = ["ExactLM", "LMOutput", "check_torch_decode", "torch_decode_distribution"]
+__all__ = ["ExactCache", "ExactLM", "LMConfig", "LMOutput", "check_torch_decode",
+           "torch_decode_distribution"]
+
+_CPU = torch.device("cpu")  # made at import: under the exact mode it would be intercepted
+
+#: Seconds before a decode enumeration starts printing progress, and between lines.
+PROGRESS_AFTER = 5.0
+
+
+class ExactCache(list[tuple[ExactTensor, ExactTensor]]):
+    """A KV cache whose keys and values are the context's token ids (one layer)."""
+
+    @staticmethod
+    def of(tokens: Sequence[int]) -> ExactCache:
+        arr = np.empty((1, 1, len(tokens), 1), dtype=object)
+        arr[0, 0, :, 0] = list(tokens)
+        return ExactCache([(make(arr, torch.int64), make(arr.copy(), torch.int64))])
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return len(cached_tokens(self))
+
+    def crop(self, max_length: int) -> None:
+        """Keep the first ``max_length`` positions (a negative one drops that many)."""
+        tokens = cached_tokens(self)
+        keep = max_length if max_length >= 0 else len(tokens) + max_length
+        self[:] = ExactCache.of(tokens[:keep])
+
+
+def cached_tokens(cache: Any) -> list[int]:
+    """The context a cache holds: the ids in its first layer's keys, as the loop left them."""
+    try:
+        keys = as_exact(cache[0][0])
+    except (TypeError, IndexError, KeyError) as error:
+        raise unsupported(f"past_key_values={type(cache).__name__} that is not the cache "
+                          "the exact model returned (a list of (key, value) pairs)") from error
+    if keys.arr.ndim != 4 or keys.arr.shape[0] != 1 or keys.arr.shape[3] != 1:
+        raise unsupported(f"a KV cache whose keys have shape {tuple(keys.arr.shape)} (the "
+                          "exact model's are [1, 1, n, 1]: trim along dimension 2)")
+    return [_token(x) for x in keys.arr[0, 0, :, 0]]
 
 
 @dataclass(frozen=True)
 class LMOutput:
-    """What a transformers model returns, reduced to ``.logits``."""
+    """What a transformers model returns, reduced to ``.logits`` and the cache."""
 
     logits: ExactTensor
+    past_key_values: ExactCache | None = None
+
+    def __getitem__(self, index: int) -> Any:
+        return (self.logits, self.past_key_values)[index]
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """The parts of a transformers config a generation loop reads."""
+
+    vocab_size: int
+    is_encoder_decoder: bool = False
+    eos_token_id: int | None = None
+    pad_token_id: int | None = None
 
 
 class ExactLM:
     """An exact toy model ``prefix -> row`` as a torch callable ``model(input_ids)``."""
 
     def __init__(self, model: Callable[[tuple[int, ...]], Sequence[Any]], *,
-                 output: str = "tensor") -> None:
+                 output: str = "tensor", vocab_size: int | None = None) -> None:
         if output not in ("tensor", "object"):
             msg = f"output={output!r} must be 'tensor' (logits) or 'object' (.logits)"
             raise InvalidArgument(msg)
         self.model = model
         self.output = output
+        self._vocab_size = vocab_size
+        self.device = _CPU
+        self.dtype = torch.float32
+        self.training = False
 
-    def __call__(self, input_ids: Any, *args: Any, **kwargs: Any) -> Any:
+    @property
+    def config(self) -> LMConfig:
+        if self._vocab_size is None:
+            msg = "this exact model was built without vocab_size"
+            raise AttributeError(msg)
+        return LMConfig(self._vocab_size)
+
+    def eval(self) -> ExactLM:
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> ExactLM:
+        return self
+
+    def __call__(self, input_ids: Any = None, *args: Any, past_key_values: Any = None,
+                 **kwargs: Any) -> Any:
+        if input_ids is None:
+            input_ids = args[0] if args else kwargs.get("input_ids")
         ids = as_exact(input_ids)
         if ids.arr.ndim != 2 or ids.arr.shape[0] != 1:
             raise unsupported(f"a model call on input_ids of shape {tuple(ids.arr.shape)} "
                               "(batch size 1 only)")
-        tokens = [_token(x) for x in ids.arr[0]]
-        rows = [list(self.model(tuple(tokens[: i + 1]))) for i in range(len(tokens))]
-        arr = np.empty((1, len(rows), len(rows[0])), dtype=object)
+        before = [] if past_key_values is None else cached_tokens(past_key_values)
+        tokens = [*before, *(_token(x) for x in ids.arr[0])]
+        rows = [list(self.model(tuple(tokens[: i + 1])))
+                for i in range(len(before), len(tokens))]
+        arr = np.empty((1, len(rows), len(rows[0]) if rows else 0), dtype=object)
         for i, row in enumerate(rows):
             arr[0, i, :] = [LogR.of(Fraction(x)) if x > 0
                             else Special(-math.inf, "log(0) of a model row") for x in row]
         logits = make(arr, torch.float32)
-        return logits if self.output == "tensor" else LMOutput(logits)
+        # use_cache=False: transformers' models return no cache (past_key_values=None)
+        cache = None if kwargs.get("use_cache") is False else ExactCache.of(tokens)
+        if self.output == "object":
+            return LMOutput(logits, cache)
+        logits.logits = logits  # type: ignore[attr-defined]
+        logits.past_key_values = cache  # type: ignore[attr-defined]
+        return logits
 
 
 def _token(x: Any) -> int:
@@ -83,21 +179,59 @@ def _token(x: Any) -> int:
     return int(value)
 
 
+class _Progress:
+    """Counts the loop's executions; prints a line to stderr every few seconds once slow."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.start = time.monotonic()
+        self.next = self.start + PROGRESS_AFTER
+        self.runs = 0
+        self.seen: dict[tuple[Any, ...], int] = {}
+
+    def record(self, tokens: tuple[Any, ...]) -> None:
+        self.runs += 1
+        key = tuple(x if isinstance(x, int) else "?" for x in tokens)
+        self.seen[key] = self.seen.get(key, 0) + 1
+        now = time.monotonic()
+        if now >= self.next:
+            self.next = now + PROGRESS_AFTER
+            print(f"specexact: {self.line(now)}", file=sys.stderr, flush=True)
+
+    def line(self, now: float | None = None) -> str:
+        elapsed = (time.monotonic() if now is None else now) - self.start
+        return (f"decode loop {self.name}: {self.runs:,} executions in {elapsed:.0f} s, "
+                f"{len(self.seen):,} distinct outputs")
+
+    def summary(self) -> str:
+        top = sorted(self.seen.items(), key=lambda kv: -kv[1])[:10]
+        shown = ", ".join(f"{list(k)} x{n}" for k, n in top)
+        more = f" (+{len(self.seen) - len(top)} more)" if len(self.seen) > len(top) else ""
+        return (f"{self.line()}; no law is settled until every execution has run; outputs "
+                f"reached so far (executions each): {shown}{more}")
+
+
 def _run(fn: Callable[..., Any], target: Any, draft: Any, prompt: tuple[int, ...],
-         max_new_tokens: int, uniform: Any, output: str) -> Callable[[ExactRandom], Any]:
+         max_new_tokens: int, uniform: Any, output: str,
+         progress: _Progress | None = None) -> Callable[[ExactRandom], Any]:
     inner = unwrap(fn)
     mode = check_uniform(uniform)
+    vocab = len(list(target(prompt)))
 
     def run(rng: ExactRandom) -> Any:
         with session(rng, mode):
             arr = np.empty((1, len(prompt)), dtype=object)
             arr[0, :] = list(prompt)
-            out = inner(make(arr, torch.int64), ExactLM(draft, output=output),
-                        ExactLM(target, output=output), max_new_tokens)
+            out = inner(make(arr, torch.int64),
+                        ExactLM(draft, output=output, vocab_size=vocab),
+                        ExactLM(target, output=output, vocab_size=vocab), max_new_tokens)
             t = as_exact(out)
             flat = list(t.arr.reshape(-1))
             new = [read_scalar(x, "an emitted token") for x in flat[len(prompt):]]
-            return tuple(new[:max_new_tokens])
+            emitted = tuple(new[:max_new_tokens])
+        if progress is not None:
+            progress.record(emitted)
+        return emitted
 
     return run
 
@@ -111,6 +245,7 @@ def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "
     the audit's models and the loop's agree on every context.
     """
     check_integer(max_new_tokens, "max_new_tokens", min_value=1)
+    progress = _Progress(getattr(unwrap(fn), "__name__", "decode"))
 
     def step(target: Any, draft: Any, prefix: tuple[int, ...], rng: ExactRandom
              ) -> tuple[Any, ...]:
@@ -118,7 +253,7 @@ def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "
             return lambda ids: model(tuple(ids[1:]))
 
         run = _run(fn, after_prompt(target), after_prompt(draft), (0, *prefix),
-                   max_new_tokens, uniform, output)
+                   max_new_tokens, uniform, output, progress)
         return tuple(run(rng))
 
     step.__name__ = getattr(unwrap(fn), "__name__", "decode")
@@ -146,8 +281,13 @@ def torch_decode_distribution(fn: Callable[..., Any], target: Any, draft: Any, *
     which the comparison counts as a deviation.
     """
     tokens = _check_prompt(prompt, max_new_tokens)
-    return enumerate_law(_run(fn, target, draft, tokens, max_new_tokens, uniform, output),
-                         budget=budget, context={"prompt": tokens})
+    progress = _Progress(getattr(unwrap(fn), "__name__", "decode"))
+    run = _run(fn, target, draft, tokens, max_new_tokens, uniform, output, progress)
+    try:
+        return enumerate_law(run, budget=budget, context={"prompt": tokens})
+    except (KeyboardInterrupt, BudgetExceeded):
+        print(f"specexact: stopped: {progress.summary()}", file=sys.stderr, flush=True)
+        raise
 
 
 def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 import torch
@@ -9,9 +10,11 @@ from torch.overrides import TorchFunctionMode
 
 from specexact.errors import SpecexactError, describe_exception
 from specexact.torch.ops_elementwise import where
+from specexact.torch.ops_pyrandom import module_draws
 from specexact.torch.ops_shape import t_, write_into
-from specexact.torch.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES
+from specexact.torch.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES, SPELLINGS
 from specexact.torch.tensor import ExactTensor, as_exact
+from specexact.torch.unwrap import scripted_as_python
 from specexact.torch.values import unsupported
 
 __all__ = ["ExactMode"]
@@ -35,6 +38,25 @@ class ExactMode(TorchFunctionMode):
 
     #: When a set, every op name dispatched is added to it (the op-table tests use it).
     record: set[str] | None = None
+
+    def __enter__(self) -> ExactMode:
+        # Scripted helpers run as their Python source, and module-level draws of
+        # Python's random and numpy.random are lazy, while the mode is on.
+        self._patches = ExitStack()
+        self._patches.enter_context(scripted_as_python())
+        self._patches.enter_context(module_draws())
+        try:
+            super().__enter__()  # type: ignore[no-untyped-call]
+        except BaseException:
+            self._patches.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)  # type: ignore[no-untyped-call]
+        finally:
+            self._patches.close()
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
@@ -71,8 +93,10 @@ class ExactMode(TorchFunctionMode):
                 raise unsupported(f"{name} on a tensor made outside exact mode")
             result = _call(OPS[base], base, args, kwargs)
             return write_into(target, result)
+        spelling = SPELLINGS.get(name)
+        hint = f"; write it as {spelling}" if spelling else ""
         raise unsupported(f"the torch operation {_op_name(func)} (not in the exact op "
-                          "table of specexact.torch.optable)")
+                          f"table of specexact.torch.optable{hint})")
 
 
 #: Errors an exact implementation may raise only by its own failure (or a call form

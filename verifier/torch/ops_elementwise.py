@@ -171,28 +171,22 @@ def rdiv(input: Any, other: Any) -> ExactTensor:
     return div(other, input)
 
 
-def floor_divide(input: Any, other: Any) -> ExactTensor:
-    return binary(floordiv_kernel, input, other)
+def _binary_op(kernel: Callable[[Any, Any], Any], *, swapped: bool = False,
+               real: Callable[[Any, Any], Any] | None = None,
+               name: str = "") -> Callable[..., ExactTensor]:
+    """The op ``kernel`` applied elementwise (``swapped``: the reflected ``__rop__``);
+    ``real`` is the torch op that computes it in dtype semantics (see :func:`binary`)."""
+    if swapped:
+        return lambda input, other: binary(kernel, other, input, real=real, name=name)
+    return lambda input, other: binary(kernel, input, other, real=real, name=name)
 
 
-def remainder(input: Any, other: Any) -> ExactTensor:
-    return binary(mod_kernel, input, other)
-
-
-def pow_(input: Any, exponent: Any) -> ExactTensor:
-    return binary(pow_kernel, input, exponent, real=operator.pow, name="pow")
-
-
-def rpow(input: Any, other: Any) -> ExactTensor:
-    return binary(pow_kernel, other, input, real=operator.pow, name="pow")
-
-
-def maximum(input: Any, other: Any) -> ExactTensor:
-    return binary(maximum_scalar, input, other, real=torch.maximum, name="maximum")
-
-
-def minimum(input: Any, other: Any) -> ExactTensor:
-    return binary(minimum_scalar, input, other, real=torch.minimum, name="minimum")
+floor_divide = _binary_op(floordiv_kernel)
+remainder = _binary_op(mod_kernel)
+pow_ = _binary_op(pow_kernel, real=operator.pow, name="pow")
+rpow = _binary_op(pow_kernel, swapped=True, real=operator.pow, name="pow")
+maximum = _binary_op(maximum_scalar, real=torch.maximum, name="maximum")
+minimum = _binary_op(minimum_scalar, real=torch.minimum, name="minimum")
 
 
 def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
@@ -359,6 +353,26 @@ def masked_fill(input: Any, mask: Any, value: Any) -> ExactTensor:
     return make(_as_array(out), t.dtype)
 
 
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> ExactTensor:
+    """Whether each element equals one of ``test_elements`` (scalars allowed on either side)."""
+    t = as_exact(elements, torch.get_default_dtype() if isinstance(elements, float) else None)
+    tests = list(as_exact(test_elements).arr.reshape(-1)) \
+        if isinstance(test_elements, torch.Tensor) else [test_elements]
+    dt = result_dtype(elements, test_elements)
+
+    def member(x: Any) -> Any:
+        if isinstance(x, Uninit):
+            return x
+        a = convert(x, dt)
+        found = any(bool(a == convert(y, dt)) for y in tests)
+        return found != invert
+
+    with np.errstate(all="ignore"):
+        out = np.frompyfunc(member, 1, 1)(t.arr)
+    return make(_as_array(out), torch.bool)
+
+
 UNARY: dict[str, Callable[..., Any]] = {
     "neg": neg, "negative": neg, "__neg__": neg, "__pos__": pos, "positive": pos,
     "abs": abs_, "__abs__": abs_, "exp": exp, "log": log, "sqrt": sqrt,
@@ -373,7 +387,7 @@ BINARY: dict[str, Callable[..., Any]] = {
     "__mul__": mul, "__rmul__": mul, "div": div, "divide": div, "true_divide": div,
     "__truediv__": div, "__div__": div, "__rtruediv__": rdiv, "__rdiv__": rdiv,
     "floor_divide": floor_divide, "__floordiv__": floor_divide,
-    "__rfloordiv__": lambda a, b: floor_divide(b, a), "remainder": remainder,
+    "__rfloordiv__": _binary_op(floordiv_kernel, swapped=True), "remainder": remainder,
     "__mod__": remainder, "pow": pow_, "__pow__": pow_, "__rpow__": rpow,
     "maximum": maximum, "minimum": minimum, "fmax": maximum, "fmin": minimum,
     "lt": compare(operator.lt), "less": compare(operator.lt), "__lt__": compare(operator.lt),
@@ -392,5 +406,5 @@ BINARY: dict[str, Callable[..., Any]] = {
     "bitwise_xor": bitwise(operator.xor), "__xor__": bitwise(operator.xor),
     "__rxor__": bitwise(operator.xor),
     "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
-    "where": where, "masked_fill": masked_fill,
+    "where": where, "masked_fill": masked_fill, "isin": isin,
 }

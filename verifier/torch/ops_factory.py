@@ -6,13 +6,13 @@ markers naming the call site; reading one into a result is a finding.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import torch
 
+from specexact.torch.ops_shape import size_args
 from specexact.torch.tensor import (
     ExactTensor,
     as_exact,
@@ -29,11 +29,6 @@ from specexact.torch.values import Uninit, user_location
 
 __all__ = ["FACTORY"]
 
-
-def _size(args: Sequence[Any]) -> tuple[int, ...]:
-    if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
-        args = tuple(args[0])
-    return tuple(as_int(a) for a in args)
 
 
 def _index_array(t: ExactTensor) -> np.ndarray[Any, Any]:
@@ -59,11 +54,11 @@ def _box(v: Any) -> np.ndarray[Any, Any]:
 
 
 def zeros(*size: Any, **kwargs: Any) -> ExactTensor:
-    return _filled(_size(size), 0, _dtype(kwargs))
+    return _filled(size_args(size), 0, _dtype(kwargs))
 
 
 def ones(*size: Any, **kwargs: Any) -> ExactTensor:
-    return _filled(_size(size), 1, _dtype(kwargs))
+    return _filled(size_args(size), 1, _dtype(kwargs))
 
 
 def full(size: Any, fill_value: Any, **kwargs: Any) -> ExactTensor:
@@ -72,11 +67,11 @@ def full(size: Any, fill_value: Any, **kwargs: Any) -> ExactTensor:
         default = torch.bool
     elif isinstance(fill_value, int):
         default = torch.int64
-    return _filled(_size((size,)), fill_value, _dtype(kwargs, default))
+    return _filled(size_args((size,)), fill_value, _dtype(kwargs, default))
 
 
 def empty(*size: Any, **kwargs: Any) -> ExactTensor:
-    return _uninit(_size(size), _dtype(kwargs), "torch.empty")
+    return _uninit(size_args(size), _dtype(kwargs), "torch.empty")
 
 
 def _uninit(shape: tuple[int, ...], dtype: torch.dtype, name: str) -> ExactTensor:
@@ -106,9 +101,9 @@ def _new(fn_name: str) -> Any:
         if fn_name == "tensor":
             return tensor_from_data(args[0] if args else kwargs["data"], dt)
         if fn_name == "full":
-            return _filled(_size((args[0],)), args[1] if len(args) > 1
+            return _filled(size_args((args[0],)), args[1] if len(args) > 1
                            else kwargs["fill_value"], dt)
-        shape = _size(args)
+        shape = size_args(args)
         if fn_name == "empty":
             return _uninit(shape, dt, "Tensor.new_empty")
         return _filled(shape, 0 if fn_name == "zeros" else 1, dt)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from specexact.torch.noise import Scaled, Unif
+from specexact.torch.ops_shape import size_args
 from specexact.torch.session import current_session
 from specexact.torch.tensor import (
     ExactTensor,
@@ -43,11 +44,6 @@ _ZERO = Fraction(0)
 _ONE = Fraction(1)
 
 
-def _shape(size: Any) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-        size = tuple(size[0])
-    return tuple(as_int(s) for s in size)
-
 
 def _fill(shape: tuple[int, ...], values: list[Any], dtype: torch.dtype) -> ExactTensor:
     arr = np.empty(shape, dtype=object)
@@ -70,7 +66,7 @@ def _uniforms(shape: tuple[int, ...], dtype: torch.dtype, generator: Any,
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, **kwargs: Any) -> ExactTensor:
-    return _uniforms(_shape(size), dtype or torch.get_default_dtype(), generator)
+    return _uniforms(size_args(size), dtype or torch.get_default_dtype(), generator)
 
 
 def rand_like(input: Any, *, dtype: Any = None, **kwargs: Any) -> ExactTensor:
@@ -107,7 +103,7 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
             **kwargs: Any) -> ExactTensor:
     ints = [a for a in args if not isinstance(a, (tuple, list, torch.Size))]
     shapes = [a for a in args if isinstance(a, (tuple, list, torch.Size))]
-    shape = _shape((size if size is not None else shapes[0],))
+    shape = size_args((size if size is not None else shapes[0],))
     low, high = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
     low, high = as_int(kwargs.get("low", low)), as_int(kwargs.get("high", high))
     s = current_session()

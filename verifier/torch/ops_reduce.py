@@ -63,9 +63,16 @@ def _build(values: list[Any], rest: tuple[int, ...], dtype: torch.dtype, keep: i
     return make(out, dtype)
 
 
+def _width(t: ExactTensor, d: int) -> int:
+    """The length of ``t``'s rows along ``d`` (-1: the flattened tensor)."""
+    return int(t.arr.shape[d]) if d >= 0 else int(t.arr.size)
+
+
 def _build_rows(rows: list[list[Any]], rest: tuple[int, ...], dtype: torch.dtype, d: int,
-                ndim: int) -> ExactTensor:
-    n = len(rows[0]) if rows else 0
+                ndim: int, width: int = 0) -> ExactTensor:
+    """The rows back in place along ``d``; ``width`` is the row length when there are
+    no rows (an empty tensor keeps its reduced-along size, as in torch)."""
+    n = len(rows[0]) if rows else width
     arr = np.empty((len(rows), n), dtype=object)
     for i, r in enumerate(rows):
         arr[i, :] = r
@@ -141,7 +148,7 @@ def _scan(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
             for x in r:
                 acc.append(x if not acc else op(acc[-1], x))
             out.append(acc)
-        return _build_rows(out, rest, out_dt, d, t.arr.ndim)
+        return _build_rows(out, rest, out_dt, d, t.arr.ndim, _width(t, d))
 
     return fn
 
@@ -286,8 +293,9 @@ def sort(input: Any, dim: Any = -1, descending: bool = False, stable: bool = Fal
     rows, rest, d = _rows(t, dim)
     orders = [_order(r, descending) for r in rows]
     vals = [[r[i] for i in o] for r, o in zip(rows, orders, strict=True)]
-    return torch.return_types.sort((_build_rows(vals, rest, t.dtype, d, t.arr.ndim),
-                                    _build_rows(orders, rest, torch.int64, d, t.arr.ndim)))
+    w = _width(t, d)
+    return torch.return_types.sort((_build_rows(vals, rest, t.dtype, d, t.arr.ndim, w),
+                                    _build_rows(orders, rest, torch.int64, d, t.arr.ndim, w)))
 
 
 def argsort(input: Any, dim: Any = -1, descending: bool = False, stable: bool = False
@@ -302,8 +310,8 @@ def topk(input: Any, k: Any, dim: Any = -1, largest: bool = True, sorted: bool =
     k = as_int(k)
     orders = [_order(r, largest)[:k] for r in rows]
     vals = [[r[i] for i in o] for r, o in zip(rows, orders, strict=True)]
-    return torch.return_types.topk((_build_rows(vals, rest, t.dtype, d, t.arr.ndim),
-                                    _build_rows(orders, rest, torch.int64, d, t.arr.ndim)))
+    return torch.return_types.topk((_build_rows(vals, rest, t.dtype, d, t.arr.ndim, k),
+                                    _build_rows(orders, rest, torch.int64, d, t.arr.ndim, k)))
 
 
 def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
@@ -371,7 +379,7 @@ def _softmax(log: bool) -> Callable[..., ExactTensor]:
         rows, rest, d = _rows(t, dim)
         dt = t.dtype if is_float(t.dtype) else torch.get_default_dtype()
         out = [_softmax_row([convert(x, dt) for x in r], log) for r in rows]
-        return _build_rows(out, rest, dt, d, t.arr.ndim)
+        return _build_rows(out, rest, dt, d, t.arr.ndim, _width(t, d))
 
     return fn
 

@@ -24,10 +24,11 @@ from specexact.torch.tensor import (
 )
 from specexact.torch.values import Special, Uninit, dtype_semantics, unsupported
 
-__all__ = ["SHAPE"]
+__all__ = ["SHAPE", "same", "size_args"]
 
 
-def _size(args: Sequence[Any]) -> tuple[int, ...]:
+def size_args(args: Sequence[Any]) -> tuple[int, ...]:
+    """A size as torch ops take it: ``f(2, 3)`` or ``f((2, 3))``, ints or 0-d tensors."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
         args = tuple(args[0])
     return tuple(as_int(a) for a in args)
@@ -164,8 +165,10 @@ def _index_part(i: Any) -> Any:
         return slice(*(None if v is None else as_int(v)
                        for v in (i.start, i.stop, i.step)))
     if isinstance(i, (list, tuple)):
-        return np.array([as_int(_index_part(v)) if not isinstance(v, bool) else v
-                         for v in i])
+        values = [as_int(_index_part(v)) if not isinstance(v, bool) else v for v in i]
+        # torch reads [] as an empty long index (numpy would make it float64 and refuse)
+        mask = bool(values) and all(isinstance(v, bool) for v in values)
+        return np.array(values, dtype=bool if mask else np.int64)
     if i is None or i is Ellipsis:
         return i
     return as_int(i)
@@ -296,7 +299,7 @@ def view(self: Any, *shape: Any) -> ExactTensor:
     t = as_exact(self)
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
         raise unsupported("Tensor.view(dtype) (reinterpreting bits)")
-    return make(t.arr.reshape(_size(shape)), t.dtype)
+    return make(t.arr.reshape(size_args(shape)), t.dtype)
 
 
 def reshape(self: Any, *shape: Any) -> ExactTensor:
@@ -315,10 +318,18 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> ExactTensor:
 
 def expand(self: Any, *sizes: Any) -> ExactTensor:
     t = as_exact(self)
-    want = list(_size(sizes))
+    want = list(size_args(sizes))
     have = [1] * (len(want) - t.arr.ndim) + list(t.arr.shape)
     final = [h if w == -1 else w for w, h in zip(want, have, strict=True)]
     return make(np.broadcast_to(t.arr.reshape(have), final), t.dtype)
+
+
+def view_as(self: Any, other: Any) -> ExactTensor:
+    return view(self, tuple(as_exact(other).arr.shape))
+
+
+def broadcast_to(input: Any, size: Any) -> ExactTensor:
+    return expand(input, size)
 
 
 def expand_as(self: Any, other: Any) -> ExactTensor:
@@ -327,7 +338,7 @@ def expand_as(self: Any, other: Any) -> ExactTensor:
 
 def repeat(self: Any, *sizes: Any) -> ExactTensor:
     t = as_exact(self)
-    reps = _size(sizes)
+    reps = size_args(sizes)
     arr = t.arr.reshape((1,) * (len(reps) - t.arr.ndim) + t.arr.shape)
     return make(np.tile(arr, reps), t.dtype)
 
@@ -385,7 +396,7 @@ def transpose(input: Any, dim0: Any, dim1: Any) -> ExactTensor:
 
 def permute(input: Any, *dims: Any) -> ExactTensor:
     t = as_exact(input)
-    return make(np.transpose(t.arr, tuple(_dim(d, t.arr.ndim) for d in _size(dims))), t.dtype)
+    return make(np.transpose(t.arr, tuple(_dim(d, t.arr.ndim) for d in size_args(dims))), t.dtype)
 
 
 def t_(input: Any) -> ExactTensor:
@@ -400,6 +411,14 @@ def clone(input: Any, *, memory_format: Any = None) -> ExactTensor:
 
 def same(input: Any, *args: Any, **kwargs: Any) -> ExactTensor:
     return as_exact(input)
+
+
+def contiguous(self: Any, memory_format: Any = None) -> ExactTensor:
+    """Itself when already contiguous, else a contiguous copy (as torch)."""
+    t = as_exact(self)
+    if t.arr.flags["C_CONTIGUOUS"]:
+        return t
+    return make(np.ascontiguousarray(t.arr), t.dtype)
 
 
 def to(self: Any, *args: Any, **kwargs: Any) -> ExactTensor:
@@ -461,11 +480,12 @@ SHAPE: dict[str, Any] = {
     "index_put": index_put, "copy_": copy_, "fill_": fill_, "zero_": zero_,
     "gather": gather, "take_along_dim": take_along_dim, "scatter": scatter, "scatter_": scatter_,
     "index_select": index_select, "nonzero": nonzero,
-    "view": view, "reshape": reshape, "flatten": flatten, "expand": expand,
+    "view": view, "view_as": view_as, "broadcast_to": broadcast_to, "reshape": reshape,
+    "flatten": flatten, "expand": expand,
     "expand_as": expand_as, "repeat": repeat, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "cat": cat, "concat": cat, "concatenate": cat, "stack": stack, "flip": flip,
     "transpose": transpose, "swapaxes": transpose, "permute": permute, "t": t_,
-    "clone": clone, "contiguous": same, "detach": same, "cpu": same, "cuda": same,
+    "clone": clone, "contiguous": contiguous, "detach": same, "cpu": same, "cuda": same,
     "requires_grad_": same, "to": to, "float": as_type(torch.float32),
     "double": as_type(torch.float64), "long": as_type(torch.int64),
     "int": as_type(torch.int32), "bool": as_type(torch.bool),

@@ -14,15 +14,16 @@ from typing import Any
 
 from specexact.torch.ops_elementwise import BINARY, UNARY
 from specexact.torch.ops_factory import FACTORY
+from specexact.torch.ops_layout import LAYOUT, LAYOUT_PROPERTIES
 from specexact.torch.ops_random import RANDOM, REFUSED
 from specexact.torch.ops_reduce import REDUCE
 from specexact.torch.ops_shape import SHAPE
 
-__all__ = ["INPLACE_BASES", "INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES",
+__all__ = ["INPLACE_BASES", "INPLACE_ONLY", "OPS", "PASSTHROUGH", "PROPERTIES", "SPELLINGS",
            "supported_ops"]
 
 OPS: dict[str, Callable[..., Any]] = {**UNARY, **BINARY, **REDUCE, **SHAPE, **FACTORY,
-                                      **RANDOM}
+                                      **RANDOM, **LAYOUT}
 
 #: Ops whose ``op_`` in-place form is ``op`` then a write into ``self`` (in its dtype).
 INPLACE_BASES: frozenset[str] = frozenset(
@@ -37,7 +38,29 @@ INPLACE_ONLY: frozenset[str] = frozenset(
 #: Tensor attributes answered from the wrapper's real metadata.
 PROPERTIES: frozenset[str] = frozenset(
     {"shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "layout", "requires_grad",
-     "is_leaf", "is_sparse", "is_quantized", "is_meta", "names", "itemsize"})
+     "is_leaf", "is_sparse", "is_quantized", "is_meta", "names", "itemsize",
+     *LAYOUT_PROPERTIES})
+
+#: A supported way to write what an op outside the table computes, by the op's name
+#: (``func.__name__``): the unsupported-op message quotes it.
+SPELLINGS: dict[str, str] = {
+    "absolute": "torch.abs(x)",
+    "count_nonzero": "(x != 0).sum()",
+    "masked_select": "x[mask]",
+    "nan_to_num": "torch.where(torch.isnan(x), 0.0, x)",
+    "log1p": "torch.log(1 + x)",
+    "expm1": "torch.exp(x) - 1",
+    "exp2": "2 ** x",
+    "sigmoid": "1 / (1 + torch.exp(-x))",
+    "special_entr": "-(p * torch.log(p))",
+    "xlogy": "torch.where(x == 0, 0.0, x * torch.log(y))",
+    "chunk": "torch.split(x, size, dim)",
+    "roll": "torch.cat((x[-k:], x[:-k]))",
+    "tril": "x.masked_fill(torch.arange(n)[None, :] > torch.arange(n)[:, None], 0)",
+    "triu": "x.masked_fill(torch.arange(n)[None, :] < torch.arange(n)[:, None], 0)",
+    "index_fill": "x[..., index] = value",
+    "numpy": "x.tolist() (exact values), or torch ops on the tensor itself",
+}
 
 
 #: Functions that only read metadata or set flags: run as torch runs them.

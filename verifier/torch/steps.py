@@ -17,6 +17,10 @@ Signatures:
 * ``"chain"``: ``fn(draft_token_ids [1, k], draft_probs [1, k, V],
   target_probs [1, k + 1, V]) -> LongTensor [1, k + 1]`` padded with -1
   after the first rejection (the last target row is the bonus row).
+  A fourth positional parameter receives ``generators``: one
+  ``torch.Generator`` per batch row (one row here), handed in from outside
+  the call as an engine hands per-request seeded generators, so each is a
+  random stream of its own (vLLM's ``seeded_seqs``).
 * ``"hf"``: transformers' ``_speculative_sampling(candidate_input_ids
   [1, n + k], candidate_logits [1, k, V], candidate_length, new_logits
   [1, k + 1, V], is_done_candidate) -> (valid_tokens [1, m], n_matches)``;
@@ -40,7 +44,7 @@ from specexact.torch.api import check_semantics, check_uniform, dtype_rows, emit
 from specexact.torch.realops import from_real
 from specexact.torch.session import UniformMode, session
 from specexact.torch.tensor import ExactTensor, as_exact, make
-from specexact.torch.unwrap import unwrap
+from specexact.torch.unwrap import positional_arity, unwrap
 from specexact.torch.values import LogR, Semantics, Special
 from specexact.validation import check_integer
 
@@ -153,13 +157,16 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
     mode: UniformMode = check_uniform(uniform)
     sem: Semantics = "exact" if semantics is None else check_semantics(semantics, mode)
     inner = unwrap(fn)
+    per_row = positional_arity(inner) >= 4
 
     def chain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
               ) -> tuple[Any, ...]:
-        with session(rng, mode, (), sem):
+        generators = [torch.Generator()] if per_row else []
+        with session(rng, mode, tuple(generators), sem):
             xs, qs = _draft_block(draft, prefix, rng, gamma)
             ps = [list(target((*prefix, *xs[:i]))) for i in range(gamma + 1)]
-            out = inner(_ids(xs), _tensor(qs, tdtype, sem), _tensor(ps, tdtype, sem))
+            extra = [generators] if per_row else []
+            out = inner(_ids(xs), _tensor(qs, tdtype, sem), _tensor(ps, tdtype, sem), *extra)
             return _strip(_chain_tokens(out, gamma))
 
     def hf(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> tuple[Any, ...]:

@@ -9,78 +9,52 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, TextIO
 
-from specexact.errors import InvalidArgument
-from specexact.frontends.audit import (
+from specexact.audit import (
     DEFAULT_HORIZON,
     AuditOptions,
     audit,
     detect_kind,
+    float_mode,
+    get_kind,
+    kind_of,
     parse_vocab_sizes,
+    result_human,
+    result_json,
 )
+from specexact.errors import InvalidArgument
+from specexact.frontends.cli.flags import check_modes
 from specexact.frontends.cli.parallel import check_jobs
 from specexact.frontends.cli.progress import Progress
-from specexact.frontends.report import result_human, result_json
 from specexact.frontends.targets import article, load_target
 
-__all__ = ["audit_target", "check_modes", "options_from_args"]
-
-
-def check_modes(args: argparse.Namespace, kind: str) -> None:
-    if args.statistical and (args.floats or args.uniform_bits is not None):
-        msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
-        raise InvalidArgument(msg)
-    if args.statistical:
-        # The statistical panel is fixed (edge cases plus generated pairs of
-        # vocabularies 3..8); these options would be silently ignored.
-        chain = getattr(args, "signature", "single") == "chain"
-        ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
-                                            ("--examples", args.examples),
-                                            ("--horizon", None if chain else args.horizon))
-                   if value is not None]
-        if ignored:
-            msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
-                   "samples a fixed panel of cases; use --samples N and --seed N")
-            raise InvalidArgument(msg)
-    if not args.statistical:
-        given = [flag for flag, value in (
-            ("--samples", args.samples), ("--batched", args.batched or None),
-            ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
-            ("--device", None if args.device == "cpu" else args.device),
-            ("--array", None if args.array == "auto" else args.array),
-            ("--generators", None if args.generators == "shared" else args.generators))
-            if value is not None]
-        if given:
-            msg = f"{', '.join(given)} applies to --statistical audits only"
-            raise InvalidArgument(msg)
-    if args.arrays and not args.floats:
-        msg = "--arrays applies to --floats audits only"
-        raise InvalidArgument(msg)
-    if kind == "step" and (args.statistical or args.floats):
-        msg = "--floats and --statistical apply to samplers, not steps"
-        raise InvalidArgument(msg)
-    if kind == "cross-vocab" and (args.statistical or args.floats
-                                  or args.uniform_bits is not None):
-        msg = ("--floats, --uniform-bits and --statistical apply to samplers and steps, not "
-               "cross-vocab steps")
-        raise InvalidArgument(msg)
+__all__ = ["audit_target", "options_from_args"]
 
 
 def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
+    """The audit's options from the command line; a flag that does not apply to the
+    target's kind is a usage error naming both."""
     sizes = parse_vocab_sizes(args.vocab_sizes) if args.vocab_sizes else None
-    if kind == "sampler" and args.horizon is not None:
-        msg = "--horizon applies to steps only; this target is audited as a sampler"
-        raise InvalidArgument(msg)
-    stateful = bool(getattr(args, "stateful", False))
-    if kind == "sampler" and stateful:
-        msg = "--stateful applies to steps only; this target is audited as a sampler"
-        raise InvalidArgument(msg)
-    if kind == "cross-vocab" and stateful:
-        msg = "--stateful applies to same-vocabulary steps, not --kind cross-vocab"
-        raise InvalidArgument(msg)
-    resolved: Any = kind if kind in ("step", "cross-vocab") else "sampler"
-    return AuditOptions(kind=resolved, vocab_sizes=sizes,
-                        horizon=args.horizon, examples=args.examples, seed=args.seed,
-                        uniform_bits=getattr(args, "uniform_bits", None), stateful=stateful,
+    record = get_kind(kind)
+    for flag, option, given in (("--horizon", "horizon", args.horizon is not None),
+                                ("--stateful", "stateful", bool(getattr(args, "stateful",
+                                                                        False)))):
+        if given and option not in record.options:
+            msg = (f"{flag} applies to steps only; this target is audited as a sampler"
+                   if record.reported == "sampler"
+                   else f"{flag} applies to same-vocabulary steps, not --kind {kind}")
+            raise InvalidArgument(msg)
+    floats = getattr(args, "floats", None)
+    bits = getattr(args, "uniform_bits", None)
+    if record.reported == "sampler" and (floats or bits is not None):
+        # Float code, or a sampler judged on a K-bit grid: rounding is split from structure.
+        kind = "float"
+    return AuditOptions(kind=kind,  # type: ignore[arg-type]
+                        vocab_sizes=sizes, horizon=args.horizon, examples=args.examples,
+                        seed=args.seed, uniform_bits=bits,
+                        stateful=bool(getattr(args, "stateful", False)),
+                        floats=floats,
+                        # float32 code is numpy code: arrays unless said otherwise
+                        arrays=bool(getattr(args, "arrays", False)) or floats == "float32",
                         processors=_processors(args, kind))
 
 
@@ -274,15 +248,14 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     check_modes(args, kind)
     options = replace(options_from_args(args, kind), support_variants=variants,
                       grid_check=args.uniform == "dtype")
-    if args.floats or (args.uniform_bits is not None and kind == "sampler"):
-        from specexact.frontends.cli.modes_cmd import float_audit
-
-        with _quiet_stdout(args.json, err):
-            return float_audit(fn, target, args, options, out=out, err=err)
     # One target is one search, in this process, whatever --jobs says: splitting it
     # (per vocabulary size, say) would make the report depend on the job count.
     check_jobs(args.jobs if args.jobs is not None else 1)
-    progress = Progress(f"auditing {target}", enabled=False if args.json else None, stream=err)
+    record = kind_of(options)
+    mode = f" ({float_mode(options, record.uniform(options))})" if record.name == "float" \
+        else ""
+    progress = Progress(f"auditing {target}{mode}", enabled=False if args.json else None,
+                        stream=err)
     with progress, _quiet_stdout(args.json, err):
         result = audit(fn, options, name=target, progress=progress)
     semantics = _semantics_line(args)

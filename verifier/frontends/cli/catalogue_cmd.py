@@ -9,20 +9,19 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from specexact.audit import AuditOptions, Finding, audit, model_lines
 from specexact.errors import InvalidArgument, SamplerFailure, SpecexactError, Undecided
 from specexact.exact.verdict import check_sampler
-from specexact.frontends.audit import (
-    AuditOptions,
-    CrossVocabCounterexample,
-    SamplerCounterexample,
-    StepCounterexample,
-    audit,
-)
 from specexact.frontends.cli.parallel import run_jobs
 from specexact.frontends.cli.progress import Progress
-from specexact.frontends.report import fraction_text, model_lines, vector_text
 from specexact.tables import render_table
-from specexact.witness import SamplerWitness, sampler_case_json, step_witness_json
+from specexact.witness import (
+    SamplerWitness,
+    fraction_text,
+    sampler_case_json,
+    step_witness_json,
+    vector_text,
+)
 
 __all__ = ["audit_catalogue", "explain", "list_catalogue"]
 
@@ -93,10 +92,10 @@ def _crossvocab_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
 
     witness = entry.witness
     verdict = check_crossvocab_step(entry.rule, witness.target, witness.draft, witness.horizon)
-    found = CrossVocabCounterexample(verdict)
+    found = Finding("cross-vocab", witness, verdict)
     data: dict[str, Any] = {**verdict.to_json(), "reproduced": not verdict.passed,
                             "reason": found.reason}
-    lines = [f"witness (horizon {found.horizon} characters):", *found.model_lines(), "",
+    lines = [f"witness (horizon {verdict.horizon} characters):", *verdict.models_lines(), "",
              found.crash or found.table(), "",
              f"{'FAIL' if not verdict.passed else 'PASS'}: {found.reason}"]
     return data, lines
@@ -110,16 +109,17 @@ def _step_witness(entry: Any) -> tuple[dict[str, Any], list[str]]:
     verdict = check_step(entry.rule, witness.target, witness.draft, witness.horizon,
                          uniform_bits=getattr(entry, "uniform_bits", None),
                          processors=getattr(entry, "processors", None))
-    found = StepCounterexample(verdict)
+    found = Finding("step", witness, verdict)
+    processors = verdict.processors
     data: dict[str, Any] = {
-        **step_witness_json(found.target, found.draft, found.horizon, found.expected,
-                            found.actual, found.processors),
+        **step_witness_json(verdict.target_rows, verdict.draft_rows, verdict.horizon,
+                            found.expected, found.actual, processors),
         "tv": None if found.tv is None else fraction_text(found.tv),
         "reproduced": not verdict.passed, "reason": found.reason}
-    under = [] if found.processors is None else [f"processors: {found.processors}"]
-    lines = [f"witness (horizon {found.horizon}):", *under,
-             *model_lines("target", found.target),
-             *model_lines("draft", found.draft), "", found.table(), "",
+    under = [] if processors is None else [f"processors: {processors}"]
+    lines = [f"witness (horizon {verdict.horizon}):", *under,
+             *model_lines("target", verdict.target_rows),
+             *model_lines("draft", verdict.draft_rows), "", found.table(), "",
              f"{'FAIL' if not verdict.passed else 'PASS'}: {found.reason}"]
     return data, lines
 
@@ -276,8 +276,8 @@ def audit_entry(name: str, examples: int | None, seed: int | None) -> dict[str, 
             tv = found.tv
             row.update(found="wrong", tv=None if tv is None else fraction_text(tv),
                        detail=found.reason, finding=_finding(found))
-            if isinstance(found, SamplerCounterexample):
-                row["witness"] = SamplerWitness(found.p, found.q).to_json()
+            if isinstance(found.witness, SamplerWitness):
+                row["witness"] = found.witness.to_json()
     row["seconds"] = round(time.perf_counter() - start, 3)
     expected_pass = row["expected"] == "lossless"
     row["match"] = row["found"] in ("lossless", "wrong") \

@@ -16,8 +16,8 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
+from specexact.audit import parse_integer
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
-from specexact.frontends.audit import parse_integer
 
 __all__ = ["build_parser", "main"]
 

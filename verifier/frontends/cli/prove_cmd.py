@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from specexact.audit import describe_arity_problem, detect_kind, get_kind
 from specexact.errors import InvalidInput, SpecexactError, Undecided
-from specexact.frontends.audit import describe_arity_problem, detect_kind
 from specexact.frontends.targets import load_target
 from specexact.symbolic.prover import prove
 from specexact.validation import check_integer
@@ -62,7 +62,7 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
                     f"specexact prove: --kind {kind} but {target}'s signature is a "
                     f"{detected}'s, {shape}; give --kind {detected} (or leave --kind out)")
             return 2
-        problem = describe_arity_problem(fn, "step" if chosen == "step" else "sampler")
+        problem = describe_arity_problem(fn, get_kind("step" if chosen == "step" else "sampler"))
         if problem is not None:
             _report(err, as_json, out, "error", f"specexact prove: {problem}")
             return 2

@@ -2,7 +2,7 @@
 
 Per-call mode runs :func:`specexact.statistical.audit.statistical_audit`
 (``fn(p, q, rng)`` once per draw; torch code through
-:func:`specexact.statistical.torch_sampler.torch_sampler`); ``--batched`` runs
+:func:`specexact.statistical.torch_adapter.torch_sampler`); ``--batched`` runs
 :func:`specexact.statistical.batched.batched_statistical_audit`, or with
 ``--signature chain --gamma K``
 :func:`specexact.statistical.batched_chain.batched_chain_audit`.
@@ -17,14 +17,13 @@ from typing import Any, TextIO
 
 from specexact.errors import InvalidArgument
 from specexact.frontends.cli.progress import Progress
-from specexact.frontends.report import fraction_text
-from specexact.witness import sampler_case_json
+from specexact.witness import fraction_text, sampler_case_json
 
 __all__ = ["statistical_command"]
 
 
 def _check(args: argparse.Namespace, kind: str) -> None:
-    from specexact.frontends.cli.audit_cmd import check_modes
+    from specexact.frontends.cli.flags import check_modes
 
     signature = args.signature
     if signature not in ("single", "chain"):
@@ -67,7 +66,7 @@ def _run(fn: Callable[..., Any], args: argparse.Namespace, progress: Progress) -
         from specexact.statistical.batched import seeded_global_generators
 
         if array == "torch":
-            from specexact.statistical.torch_sampler import torch_sampler
+            from specexact.statistical.torch_adapter import torch_sampler
 
             fn = torch_sampler(fn, dtype=args.dtype)
         with seeded_global_generators(args.seed):

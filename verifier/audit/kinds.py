@@ -1,0 +1,224 @@
+"""The kinds of code specexact audits, each one record.
+
+A :class:`Kind` declares, in one place, how its code is called, how its
+cases are generated and shrunk (a search of :mod:`specexact.properties`), how
+one case's exact law is judged against the target's (for the re-checks on
+other uniforms), what a K-bit uniform means for it, which options apply, and
+how a finding is shown.  :func:`specexact.audit.audit` is one policy for all of
+them.  Adding a kind is one record here plus its own law code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, final
+
+from specexact.audit import render
+from specexact.audit.options import DEFAULT_HORIZON, AuditOptions, AuditResult, Finding
+from specexact.errors import InvalidArgument
+from specexact.uniform import CONTINUOUS, DEFAULT, Uniform
+
+__all__ = ["CROSS_VOCAB", "FLOAT", "KINDS", "SAMPLER", "STEP", "Kind", "get_kind", "kind_of"]
+
+Variants = tuple[tuple[Any, int | None], ...]
+#: ``search(fn, options, uniform, variants, common)``: the search's result.
+Search = Callable[[Callable[..., Any], AuditOptions, Uniform, Variants, dict[str, Any]], Any]
+#: ``judge(fn, witness, options, uniform)``: the exact verdict on one witness.
+Judge = Callable[[Callable[..., Any], Any, AuditOptions, Uniform], Any]
+Lines = Callable[[AuditResult, Finding, bool], list[str]]
+Json = Callable[[AuditResult, Finding], dict[str, Any]]
+
+
+@final
+@dataclass(frozen=True)
+class Kind:
+    """One kind of code: everything the audit policy and the reports need to know."""
+
+    #: The name options and the CLI use ("sampler", "step", ...).
+    name: str
+    #: The name reports give it (a float audit judges a sampler).
+    reported: str
+    #: How the code is called, by argument names.
+    arguments: tuple[str, ...]
+    #: Vocabulary sizes judged by default.
+    default_sizes: tuple[int, int]
+    #: Options (fields of :class:`AuditOptions`) that apply to this kind beyond the
+    #: common ones.
+    options: frozenset[str]
+    #: What ``uniform_bits=K`` means: the law judged on the grid, or the ideal uniform
+    #: with the grid as a re-check (steps, whose laws have no rounding tolerance).
+    bits_mean: Callable[[int], Uniform]
+    #: The uniform when none is given (``grid_check`` left True).
+    default_uniform: Uniform
+    search: Search
+    judge: Judge | None
+    witness_lines: Lines
+    witness_json: Json
+    #: Said after a PASS line ("; rounding within the stated tolerance").
+    pass_note: str = ""
+    #: The search reports the horizon it judged at (steps, cross-vocab).
+    has_horizon: bool = False
+
+    def uniform(self, options: AuditOptions) -> Uniform:
+        """What ``rng.random()`` returns in this audit: ``options.uniform``, else what
+        ``uniform_bits`` means for this kind, else the kind's default (the ideal
+        uniform alone with ``grid_check=False``)."""
+        if options.uniform is not None:
+            return options.uniform
+        if options.uniform_bits is not None:
+            return self.bits_mean(options.uniform_bits)
+        return self.default_uniform if options.grid_check else CONTINUOUS
+
+    def check_options(self, options: AuditOptions) -> None:
+        """InvalidArgument naming an option given that does not apply to this kind."""
+        for option, given in _KIND_OPTIONS.items():
+            if option not in self.options and given(options):
+                takers = [kind.reported if kind.name != "float" else "float audits"
+                          for kind in KINDS.values() if option in kind.options]
+                msg = (f"{option} applies to {' and '.join(dict.fromkeys(takers))}, not to "
+                       f"kind={self.name!r}{_HINTS.get(option, '')}")
+                raise InvalidArgument(msg)
+
+
+#: The kind-specific options, and whether an AuditOptions gives each one.
+_KIND_OPTIONS: Mapping[str, Callable[[AuditOptions], bool]] = {
+    "horizon": lambda o: o.horizon is not None,
+    "stateful": lambda o: o.stateful,
+    "one_hot_target": lambda o: o.one_hot_target,
+    "processors": lambda o: o.processors is not None,
+    "floats": lambda o: o.floats is not None,
+    "arrays": lambda o: o.arrays,
+}
+_HINTS = {"processors": " (for a sampler, give the processed p instead)"}
+
+
+# -- searches and judges (the law code is each kind's own module) ------------------
+
+
+def _search_sampler(fn: Callable[..., Any], options: AuditOptions, uniform: Uniform,
+                    variants: Variants, common: dict[str, Any]) -> Any:
+    from specexact.properties import search_sampler
+
+    return search_sampler(fn, uniform_bits=uniform.bits, support_variants=variants, **common)
+
+
+def _judge_sampler(fn: Callable[..., Any], witness: Any, options: AuditOptions,
+                   uniform: Uniform) -> Any:
+    from specexact.exact.verdict import check_sampler
+
+    return check_sampler(fn, witness.p, witness.q, budget=options.budget,
+                         uniform_bits=uniform.bits)
+
+
+def _search_float(fn: Callable[..., Any], options: AuditOptions, uniform: Uniform,
+                  variants: Variants, common: dict[str, Any]) -> Any:
+    from specexact.properties import search_floats
+
+    return search_floats(fn, fmt=options.floats, arrays=options.arrays,
+                         uniform_bits=uniform.bits, **common)
+
+
+def _search_step(fn: Callable[..., Any], options: AuditOptions, uniform: Uniform,
+                 variants: Variants, common: dict[str, Any]) -> Any:
+    from specexact.properties import search_processed_step, search_step
+    from specexact.steps.decode import accepts_processors
+
+    shared: dict[str, Any] = {"horizon": options.horizon, "stateful": options.stateful,
+              "one_hot_target": options.one_hot_target, "support_variants": variants}
+    if options.processors is None and accepts_processors(fn):
+        # A step that takes processors and was given none is judged under a panel of
+        # pipelines (one per processor kind, and stopping).
+        return search_processed_step(fn, **shared, **common)
+    return search_step(fn, processors=options.processors, **shared, **common)
+
+
+def _judge_step(fn: Callable[..., Any], witness: Any, options: AuditOptions,
+                uniform: Uniform) -> Any:
+    from specexact.steps.verdict import check_step
+
+    return check_step(fn, witness.target, witness.draft, witness.horizon,
+                      budget=options.budget, uniform_bits=uniform.bits,
+                      processors=getattr(witness, "processors", None) or options.processors)
+
+
+def _search_crossvocab(fn: Callable[..., Any], options: AuditOptions, uniform: Uniform,
+                       variants: Variants, common: dict[str, Any]) -> Any:
+    from specexact.properties import search_crossvocab
+
+    depth = options.horizon if options.horizon is not None else DEFAULT_HORIZON
+    result = search_crossvocab(fn, horizon=depth, uniform_bits=uniform.bits,
+                               support_variants=variants, **common)
+    return replace(result, horizon=depth)
+
+
+def _judge_crossvocab(fn: Callable[..., Any], witness: Any, options: AuditOptions,
+                      uniform: Uniform) -> Any:
+    from specexact.crossvocab import check_crossvocab_step
+
+    return check_crossvocab_step(fn, witness.target, witness.draft, witness.horizon,
+                                 budget=options.budget, uniform_bits=uniform.bits)
+
+
+def _grid(bits: int) -> Uniform:
+    return Uniform.grid(bits)
+
+
+def _rechecked(bits: int) -> Uniform:
+    return Uniform.rechecked_on((bits,))
+
+
+_SAMPLER_CALL = ("p", "q", "rng")
+_STEP_CALL = ("target", "draft", "prefix", "rng")
+
+#: ``fn(p, q, rng) -> token``: one position of speculative sampling.
+SAMPLER = Kind(
+    name="sampler", reported="sampler", arguments=_SAMPLER_CALL, default_sizes=(2, 5),
+    options=frozenset(), bits_mean=_grid, default_uniform=DEFAULT,
+    search=_search_sampler, judge=_judge_sampler,
+    witness_lines=render.sampler_lines, witness_json=render.sampler_json)
+
+#: A sampler judged as float code: p and q handed over as floats (or numpy arrays), the
+#: deviation split into rounding (passes within a stated tolerance) and structure.
+FLOAT = Kind(
+    name="float", reported="sampler", arguments=_SAMPLER_CALL, default_sizes=(2, 5),
+    options=frozenset({"floats", "arrays"}), bits_mean=_grid, default_uniform=CONTINUOUS,
+    search=_search_float, judge=None,
+    witness_lines=render.float_lines, witness_json=render.float_json,
+    pass_note="; rounding within the stated tolerance")
+
+#: ``fn(target, draft, prefix, rng) -> tokens``: a decoding step, judged on the joint
+#: law of the tokens its decode emits.
+STEP = Kind(
+    name="step", reported="step", arguments=_STEP_CALL, default_sizes=(2, 3),
+    options=frozenset({"horizon", "stateful", "one_hot_target", "processors"}),
+    bits_mean=_rechecked, default_uniform=DEFAULT,
+    search=_search_step, judge=_judge_step,
+    witness_lines=render.step_lines, witness_json=render.step_json, has_horizon=True)
+
+#: A step whose draft has another vocabulary, judged on the law of the emitted text.
+CROSS_VOCAB = Kind(
+    name="cross-vocab", reported="cross-vocab", arguments=_STEP_CALL, default_sizes=(2, 4),
+    options=frozenset({"horizon"}), bits_mean=_grid, default_uniform=DEFAULT,
+    search=_search_crossvocab, judge=_judge_crossvocab,
+    witness_lines=render.crossvocab_lines, witness_json=render.crossvocab_json,
+    has_horizon=True)
+
+#: Every kind, by name.
+KINDS: Mapping[str, Kind] = {kind.name: kind for kind in (SAMPLER, FLOAT, STEP, CROSS_VOCAB)}
+
+
+def get_kind(name: str) -> Kind:
+    """The kind called ``name``; InvalidArgument listing the kinds otherwise."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        msg = f"kind={name!r} is not a kind; valid: {', '.join(map(repr, KINDS))}"
+        raise InvalidArgument(msg) from None
+
+
+def kind_of(options: AuditOptions) -> Kind:
+    """The kind ``options`` audit: a sampler given ``floats`` is float code."""
+    if options.kind == "sampler" and options.floats is not None:
+        return FLOAT
+    return get_kind(options.kind)

@@ -1,0 +1,59 @@
+"""Which mode flags of ``specexact audit`` go together, and with which kind of target."""
+
+from __future__ import annotations
+
+import argparse
+
+from specexact.errors import InvalidArgument
+
+__all__ = ["check_modes"]
+
+
+def check_modes(args: argparse.Namespace, kind: str) -> None:
+    """A usage error for a combination of mode flags that cannot run together, or that
+    does not apply to the target's kind."""
+    if args.statistical and (args.floats or args.uniform_bits is not None):
+        msg = "--statistical runs the sampler on its own randomness; drop --floats/--uniform-bits"
+        raise InvalidArgument(msg)
+    if args.statistical:
+        _check_statistical_panel(args)
+    else:
+        _check_statistical_only(args)
+    if args.arrays and not args.floats:
+        msg = "--arrays applies to --floats audits only"
+        raise InvalidArgument(msg)
+    if kind == "step" and (args.statistical or args.floats):
+        msg = "--floats and --statistical apply to samplers, not steps"
+        raise InvalidArgument(msg)
+    if kind == "cross-vocab" and (args.statistical or args.floats
+                                  or args.uniform_bits is not None):
+        msg = ("--floats, --uniform-bits and --statistical apply to samplers and steps, not "
+               "cross-vocab steps")
+        raise InvalidArgument(msg)
+
+
+def _check_statistical_panel(args: argparse.Namespace) -> None:
+    # The statistical panel is fixed (edge cases plus generated pairs of vocabularies
+    # 3..8); these options would be silently ignored.
+    chain = getattr(args, "signature", "single") == "chain"
+    ignored = [flag for flag, value in (("--vocab-sizes", args.vocab_sizes),
+                                        ("--examples", args.examples),
+                                        ("--horizon", None if chain else args.horizon))
+               if value is not None]
+    if ignored:
+        msg = (f"{', '.join(ignored)} cannot be combined with --statistical, which "
+               "samples a fixed panel of cases; use --samples N and --seed N")
+        raise InvalidArgument(msg)
+
+
+def _check_statistical_only(args: argparse.Namespace) -> None:
+    given = [flag for flag, value in (
+        ("--samples", args.samples), ("--batched", args.batched or None),
+        ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+        ("--device", None if args.device == "cpu" else args.device),
+        ("--array", None if args.array == "auto" else args.array),
+        ("--generators", None if args.generators == "shared" else args.generators))
+        if value is not None]
+    if given:
+        msg = f"{', '.join(given)} applies to --statistical audits only"
+        raise InvalidArgument(msg)
