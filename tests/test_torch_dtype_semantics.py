@@ -483,3 +483,15 @@ def test_a_nan_in_a_race_row_wins_as_torch_s_argmax_has_it() -> None:
 
     law = torch_output_distribution(nan_logit, (F(1, 2), F(1, 4), F(1, 4)), (F(1, 3),) * 3)
     assert dict(law.items()) == {1: 1}
+
+
+def test_a_write_into_a_computed_tensor_is_seen_by_the_next_op() -> None:
+    # Results keep their real tensor for the next op; a write must invalidate it.
+    def written(p: Any, q: Any) -> Any:
+        x = p * 2
+        x[0] = 5.0
+        x.add_(1)
+        return (x + 0).tolist()
+
+    seen = computed_in_dtype(lambda: written(torch.tensor([0.25, 0.75]), None))
+    assert seen == [6.0, 2.5]

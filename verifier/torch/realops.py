@@ -14,6 +14,7 @@ others go through the exact kernel, as in ``semantics="exact"``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -46,6 +47,10 @@ def to_real(t: ExactTensor) -> tuple[torch.Tensor, list[int]]:
     """A real tensor holding ``t``'s concrete values (0 where an element is not
     concrete) and the flat positions of those elements."""
     flat = t.arr.reshape(-1)
+    cached = t.cached_real
+    if cached is not None and len(cached[0]) == flat.size \
+            and all(map(operator.is_, cached[0], flat)):
+        return cached[1], []  # the elements are immutable: same objects, same values
     odd = [i for i, x in enumerate(flat) if not is_concrete(x)]
     if odd:
         skip = set(odd)
@@ -91,7 +96,9 @@ def from_real(out: torch.Tensor, name: str, sources: Sequence[Any] = ()) -> Exac
             arr[i] = Special(v, origin)
         else:
             arr[i] = v
-    return make(arr.reshape(tuple(out.shape)), out.dtype)
+    result = make(arr.reshape(tuple(out.shape)), out.dtype)
+    result.cached_real = (tuple(arr), out)
+    return result
 
 
 def _specials(arr: np.ndarray[Any, Any]) -> list[Special]:

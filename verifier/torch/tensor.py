@@ -62,6 +62,9 @@ class ExactTensor(torch.Tensor):
     """A tensor of exact elements; every torch op on it goes through the exact mode."""
 
     arr: np.ndarray[Any, Any]
+    #: The real tensor of the values this tensor was made with (dtype semantics), and
+    #: those element objects: valid while ``arr`` still holds the same objects.
+    cached_real: tuple[tuple[Any, ...], torch.Tensor] | None = None
 
     @staticmethod
     def __new__(cls, arr: np.ndarray[Any, Any], dtype: torch.dtype) -> ExactTensor:
