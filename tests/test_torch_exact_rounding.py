@@ -100,7 +100,8 @@ def test_a_uniform_cast_to_a_narrower_float_is_unsupported_not_kept_exact() -> N
         return (u < p[0]).long()
 
     with pytest.raises(UnsupportedOperation, match="rounds it"):
-        torch_output_distribution(coarse_uniform, (F(1, 3), F(2, 3)), (F(1, 2), F(1, 2)))
+        torch_output_distribution(coarse_uniform, (F(1, 3), F(2, 3)), (F(1, 2), F(1, 2)),
+                                  semantics="exact")
 
     def widened(p: torch.Tensor, q: torch.Tensor) -> Any:
         u = torch.rand(1).double()  # widening keeps every value

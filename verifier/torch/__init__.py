@@ -5,6 +5,10 @@ when called (and raises :class:`~specexact.errors.MissingDependency` without it)
 
 >>> from specexact.torch import check_torch_sampler   # doctest: +SKIP
 >>> check_torch_sampler(my_torch_fn, ["1/2", "1/2"], ["1/4", "3/4"]).passed  # doctest: +SKIP
+
+By default (``uniform="dtype"``) values are what the code computes in its dtype,
+as torch's CPU kernels round them (``semantics="dtype"``); ``semantics="exact"``
+computes with exact rationals.  Every verdict says which it used.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ __all__ = [
     "check_torch_decode",
     "check_torch_sampler",
     "numpy_output_distribution",
+    "softmax_rows",
     "torch_decode_distribution",
     "torch_output_distribution",
     "torch_randomness_reason",
@@ -36,7 +41,7 @@ def _need_torch() -> None:
 
 def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any],
                               *, dtype: Any = "float32", uniform: Any = "dtype",
-                              budget: Budget | None = None) -> Any:
+                              semantics: Any = None, budget: Budget | None = None) -> Any:
     """The exact law (a ``Distribution``) of the token torch code ``fn(p, q)`` returns.
 
     See :func:`specexact.torch.api.torch_output_distribution`.
@@ -44,25 +49,26 @@ def torch_output_distribution(fn: Callable[..., Any], p: Sequence[Any], q: Seque
     _need_torch()
     from specexact.torch import api
     return api.torch_output_distribution(fn, p, q, dtype=dtype, uniform=uniform,
-                                         budget=budget)
+                                         semantics=semantics, budget=budget)
 
 
 def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[Any], *,
                         dtype: Any = "float32", uniform: Any = "dtype",
-                        budget: Budget | None = None, tolerance: Any = None) -> Any:
-    """Exact verdict (a ``FloatVerdict``) on torch code ``fn(p, q[, generator])``.
+                        semantics: Any = None, budget: Budget | None = None,
+                        tolerance: Any = None) -> Any:
+    """Exact verdict (a ``TorchVerdict``) on torch code ``fn(p, q[, generator])``.
 
     See :func:`specexact.torch.api.check_torch_sampler`.
     """
     _need_torch()
     from specexact.torch import api
-    return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform, budget=budget,
-                                   tolerance=tolerance)
+    return api.check_torch_sampler(fn, p, q, dtype=dtype, uniform=uniform,
+                                   semantics=semantics, budget=budget, tolerance=tolerance)
 
 
 def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
                dtype: Any = "float32", uniform: Any = "dtype",
-               max_new_tokens: int | None = None) -> Any:
+               max_new_tokens: int | None = None, semantics: Any = None) -> Any:
     """A decoding step running torch verification code (``"chain"``, ``"hf"`` or
     ``"decode"``, a whole generation loop emitting ``max_new_tokens`` at once).
 
@@ -71,15 +77,16 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
     _need_torch()
     from specexact.torch import steps
     return steps.torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,
-                            uniform=uniform, max_new_tokens=max_new_tokens)
+                            uniform=uniform, max_new_tokens=max_new_tokens,
+                            semantics=semantics)
 
 
 def torch_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
-                      uniform: Any = "continuous") -> Any:
+                      uniform: Any = "continuous", semantics: Any = None) -> Any:
     """Torch code ``fn(p, q[, generator])`` as an engine sampler ``(p, q, rng) -> token``."""
     _need_torch()
     from specexact.torch import api
-    return api.as_rng_sampler(fn, dtype=dtype, uniform=uniform)
+    return api.as_rng_sampler(fn, dtype=dtype, uniform=uniform, semantics=semantics)
 
 
 def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "single",
@@ -112,6 +119,17 @@ def check_torch_decode(fn: Callable[..., Any], target: Any, draft: Any, *,
     from specexact.torch import decode
     return decode.check_torch_decode(fn, target, draft, max_new_tokens=max_new_tokens,
                                      **options)
+
+
+def softmax_rows(values: Sequence[Any], dtype: Any = "float32",
+                 temperature: float = 1.0) -> Any:
+    """A row as an engine hands it over: the float ``softmax(log(p) / temperature)``.
+
+    See :func:`specexact.torch.api.softmax_rows`.
+    """
+    _need_torch()
+    from specexact.torch import api
+    return api.softmax_rows(values, dtype, temperature)
 
 
 def numpy_output_distribution(fn: Callable[[Any, Any, Any], Any], p: Sequence[Any],

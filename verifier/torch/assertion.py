@@ -80,11 +80,14 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
                                   vocab_sizes: Any = (2, 5), examples: int = 4,
                                   seed: int = 0, dtype: Any = "float32",
                                   uniform: Any = None, gamma: int = 2, horizon: int = 3,
-                                  budget: Budget | None = None) -> int:
+                                  budget: Budget | None = None,
+                                  semantics: Any = None) -> int:
     """Raise ``AssertionError`` with the exact witness unless ``fn`` preserves the target.
 
     ``signature="single"``: ``fn(p, q[, generator])`` (``uniform`` defaults to
-    ``"dtype"``: grid rounding passes, support violations fail).
+    ``"dtype"``: grid rounding passes, support violations fail; in dtype
+    semantics, the default there, each random pair is also judged as rows an
+    engine hands over: the float ``softmax`` of its logits at temperature 0.7).
     ``"chain"``/``"hf"``: torch verifiers as steps (see ``torch_step``); the
     step audit is exact, so each case is judged with ``uniform="continuous"``
     and, unless ``uniform`` is given, again with ``torch.rand`` on its dtype
@@ -94,17 +97,29 @@ def assert_torch_preserves_target(fn: Callable[..., Any], *, signature: str = "s
     """
     sizes = _vocab_range(vocab_sizes)
     if signature == "single":
-        from specexact.torch.api import check_torch_sampler
+        from specexact.torch.api import (
+            check_semantics,
+            check_torch_sampler,
+            check_uniform,
+            softmax_rows,
+        )
+        mode = check_uniform(uniform or "dtype")
+        engine_rows = check_semantics(semantics, mode) == "dtype"
         count = 0
         for v in sizes:
             for name, p, q in panel(v, examples, seed):
-                verdict = check_torch_sampler(fn, p, q, dtype=dtype,
-                                              uniform=uniform or "dtype", budget=budget)
-                count += 1
-                if not verdict.passed:
-                    msg = (f"{getattr(fn, '__name__', fn)} does not preserve the target "
-                           f"on {name} (V = {v}):\n{verdict.format()}")
-                    raise AssertionError(msg)
+                cases: list[tuple[str, Any, Any]] = [(name, p, q)]
+                if engine_rows and name.startswith("random"):
+                    cases.append((f"{name} as {dtype} softmax rows (temperature 0.7)",
+                                  softmax_rows(p, dtype, 0.7), softmax_rows(q, dtype, 0.7)))
+                for case, pc, qc in cases:
+                    verdict = check_torch_sampler(fn, pc, qc, dtype=dtype, uniform=mode,
+                                                  semantics=semantics, budget=budget)
+                    count += 1
+                    if not verdict.passed:
+                        msg = (f"{getattr(fn, '__name__', fn)} does not preserve the target "
+                               f"on {case} (V = {v}):\n{verdict.format()}")
+                        raise AssertionError(msg)
         return count
     from specexact.torch.steps import torch_step
     step = torch_step(fn, signature=signature, gamma=gamma, dtype=dtype,

@@ -27,6 +27,7 @@ from specexact.torch.values import (
 )
 
 __all__ = [
+    "IDEALISED_FLOOR",
     "LogE",
     "NoiseRecord",
     "Opaque",
@@ -41,6 +42,12 @@ _ZERO = Fraction(0)
 _ONE = Fraction(1)
 
 
+
+
+#: How a floor on a continuous uniform is idealised (the verdict quotes it).
+IDEALISED_FLOOR = ("clamp(u, min=c) of the continuous uniform, with 0 < c at most the "
+                   "dtype grid's step, as u itself: the floor guards the grid's 0, which "
+                   "the continuous uniform does not have (it moves mass c)")
 
 
 class UniformRecord:
@@ -80,6 +87,11 @@ class Unif:
 
     def _pass(self, other: Any) -> bool:
         return isinstance(other, Uninit)
+
+    def floored(self, c: Fraction, grid_step: Fraction) -> bool:
+        """Whether ``max(self, c)`` is idealised as ``self`` (see :data:`IDEALISED_FLOOR`)."""
+        return self.rec.bits is None and (self.a, self.b) == (_ONE, _ZERO) \
+            and 0 < c <= grid_step
 
     def __add__(self, other: Any) -> Any:
         if self._pass(other):

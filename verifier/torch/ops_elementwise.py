@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from specexact.torch import realops
 from specexact.torch.kernels import (
     abs_kernel,
     add_kernel,
@@ -34,7 +35,9 @@ from specexact.torch.kernels import (
     sqrt_scalar,
     sub_kernel,
 )
+from specexact.torch.noise import IDEALISED_FLOOR, Unif
 from specexact.torch.tensor import (
+    GRID_BITS,
     ExactTensor,
     as_exact,
     cast,
@@ -44,7 +47,7 @@ from specexact.torch.tensor import (
     result_dtype,
     scalar_operand,
 )
-from specexact.torch.values import Uninit, unsupported
+from specexact.torch.values import Uninit, dtype_semantics, unsupported
 
 __all__ = ["BINARY", "UNARY", "binary", "operand_array", "unary"]
 
@@ -68,10 +71,24 @@ def _as_array(out: Any) -> np.ndarray[Any, Any]:
     return arr
 
 
+def _exact_operand(dt: torch.dtype) -> Callable[[Any, int], np.ndarray[Any, Any]]:
+    def operand(x: Any, _: int) -> np.ndarray[Any, Any]:
+        return as_exact(x).arr if isinstance(x, torch.Tensor) else operand_array(x, dt)
+
+    return operand
+
+
 def binary(fn: Callable[[Any, Any], Any], x: Any, y: Any, *,
            operand_dtype: torch.dtype | None = None,
-           out_dtype: torch.dtype | None = None) -> ExactTensor:
+           out_dtype: torch.dtype | None = None,
+           real: Callable[[Any, Any], Any] | None = None, name: str = "") -> ExactTensor:
+    """``fn`` elementwise on ``x`` and ``y``; with ``real`` (the torch op) and dtype
+    semantics, a float result is what ``real`` computes (see :mod:`.realops`)."""
     dt = operand_dtype or result_dtype(x, y)
+    if real is not None and dtype_semantics() and is_float(out_dtype or dt):
+        computed = realops.elementwise(name, real, (x, y), fn, _exact_operand(dt))
+        if computed is not None:
+            return computed
     ax = operand_array(x, dt)
     ay = operand_array(y, dt)
     with np.errstate(all="ignore"):  # inf/nan arithmetic is modelled, not an error
@@ -80,8 +97,13 @@ def binary(fn: Callable[[Any, Any], Any], x: Any, y: Any, *,
 
 
 def unary(fn: Callable[[Any], Any], x: Any, out_dtype: torch.dtype | None = None,
-          operand_dtype: torch.dtype | None = None) -> ExactTensor:
+          operand_dtype: torch.dtype | None = None,
+          real: Callable[[Any], Any] | None = None, name: str = "") -> ExactTensor:
     t = as_exact(x)
+    if real is not None and dtype_semantics():
+        computed = realops.elementwise(name, real, (t,), fn, _exact_operand(t.dtype))
+        if computed is not None:
+            return computed
     if operand_dtype is not None:
         t = cast(t, operand_dtype)
     with np.errstate(all="ignore"):
@@ -102,23 +124,37 @@ def _float_dtype(*xs: Any) -> torch.dtype:
 def _alpha(other: Any, alpha: Any) -> Any:
     if alpha == 1:
         return other
-    return binary(mul_kernel, other, alpha)
+    return binary(mul_kernel, other, alpha, real=operator.mul, name="mul")
+
+
+def _fused(op: Callable[..., Any], alpha: Any) -> Callable[[Any, Any], Any]:
+    """torch's ``add``/``sub`` with ``alpha``: one fused kernel, one rounding."""
+    def real(a: Any, b: Any) -> Any:
+        if not isinstance(a, torch.Tensor):
+            a = torch.tensor(a)
+        return op(a, b, alpha=alpha)
+
+    return real
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
-    return binary(add_kernel, input, _alpha(other, alpha))
+    if alpha != 1 and dtype_semantics():
+        return binary(add_kernel, input, other, real=_fused(torch.add, alpha), name="add")
+    return binary(add_kernel, input, _alpha(other, alpha), real=operator.add, name="add")
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> ExactTensor:
-    return binary(sub_kernel, input, _alpha(other, alpha))
+    if alpha != 1 and dtype_semantics():
+        return binary(sub_kernel, input, other, real=_fused(torch.sub, alpha), name="sub")
+    return binary(sub_kernel, input, _alpha(other, alpha), real=operator.sub, name="sub")
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> ExactTensor:
-    return binary(sub_kernel, other, _alpha(input, alpha))
+    return binary(sub_kernel, other, _alpha(input, alpha), real=operator.sub, name="sub")
 
 
 def mul(input: Any, other: Any, *, out: Any = None) -> ExactTensor:
-    return binary(mul_kernel, input, other)
+    return binary(mul_kernel, input, other, real=operator.mul, name="mul")
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None,
@@ -127,27 +163,30 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
         if rounding_mode == "floor":
             return binary(floordiv_kernel, input, other)
         raise unsupported(f"div with rounding_mode={rounding_mode!r}")
-    return binary(div_scalar, input, other, operand_dtype=_float_dtype(input, other))
+    return binary(div_scalar, input, other, operand_dtype=_float_dtype(input, other),
+                  real=operator.truediv, name="div")
 
 
 def rdiv(input: Any, other: Any) -> ExactTensor:
     return div(other, input)
 
 
-def _binary_op(kernel: Callable[[Any, Any], Any], *,
-               swapped: bool = False) -> Callable[..., ExactTensor]:
-    """The op ``kernel`` applied elementwise (``swapped``: the reflected ``__rop__``)."""
+def _binary_op(kernel: Callable[[Any, Any], Any], *, swapped: bool = False,
+               real: Callable[[Any, Any], Any] | None = None,
+               name: str = "") -> Callable[..., ExactTensor]:
+    """The op ``kernel`` applied elementwise (``swapped``: the reflected ``__rop__``);
+    ``real`` is the torch op that computes it in dtype semantics (see :func:`binary`)."""
     if swapped:
-        return lambda input, other: binary(kernel, other, input)
-    return lambda input, other: binary(kernel, input, other)
+        return lambda input, other: binary(kernel, other, input, real=real, name=name)
+    return lambda input, other: binary(kernel, input, other, real=real, name=name)
 
 
 floor_divide = _binary_op(floordiv_kernel)
 remainder = _binary_op(mod_kernel)
-pow_ = _binary_op(pow_kernel)
-rpow = _binary_op(pow_kernel, swapped=True)
-maximum = _binary_op(maximum_scalar)
-minimum = _binary_op(minimum_scalar)
+pow_ = _binary_op(pow_kernel, real=operator.pow, name="pow")
+rpow = _binary_op(pow_kernel, swapped=True, real=operator.pow, name="pow")
+maximum = _binary_op(maximum_scalar, real=torch.maximum, name="maximum")
+minimum = _binary_op(minimum_scalar, real=torch.minimum, name="minimum")
 
 
 def compare(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
@@ -205,19 +244,21 @@ def abs_(input: Any) -> ExactTensor:
     return unary(abs_kernel, input)
 
 
-def _float_unary(kernel: Callable[[Any], Any]) -> Callable[..., ExactTensor]:
+def _float_unary(kernel: Callable[[Any], Any], real: Callable[[Any], Any]
+                 ) -> Callable[..., ExactTensor]:
     def fn(input: Any, *, out: Any = None) -> ExactTensor:
         t = as_exact(input)
         dt = t.dtype if is_float(t.dtype) else torch.get_default_dtype()
-        return unary(kernel, t, out_dtype=dt, operand_dtype=dt)
+        return unary(kernel, t, out_dtype=dt, operand_dtype=dt, real=real,
+                     name=real.__name__)
 
     return fn
 
 
-exp = _float_unary(exp_scalar)
-log = _float_unary(log_scalar)
-sqrt = _float_unary(sqrt_scalar)
-reciprocal = _float_unary(reciprocal_kernel)
+exp = _float_unary(exp_scalar, torch.exp)
+log = _float_unary(log_scalar, torch.log)
+sqrt = _float_unary(sqrt_scalar, torch.sqrt)
+reciprocal = _float_unary(reciprocal_kernel, torch.reciprocal)
 
 
 def sign(input: Any) -> ExactTensor:
@@ -236,14 +277,31 @@ def isfinite(input: Any) -> ExactTensor:
     return unary(isfinite_kernel, input, out_dtype=torch.bool)
 
 
+def _floor_kernel(dtype: torch.dtype) -> Callable[[Any, Any], Any]:
+    """``maximum`` for a clamp's ``min``: a floor below the grid's step on a continuous
+    uniform is idealised away (see :data:`~specexact.torch.noise.IDEALISED_FLOOR`)."""
+    step = Fraction(1, 2 ** GRID_BITS.get(dtype, 0))
+
+    def kernel(a: Any, b: Any) -> Any:
+        if isinstance(a, Unif) and isinstance(b, Fraction) and a.floored(b, step):
+            from specexact.torch.session import current_session
+            current_session().idealised.add(IDEALISED_FLOOR)
+            return a
+        return maximum_scalar(a, b)
+
+    return kernel
+
+
 def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> ExactTensor:
     t = as_exact(input)
     dt = result_dtype(t, *(v for v in (min, max) if v is not None))
     out_t = cast(t, dt)
     if min is not None:
-        out_t = binary(maximum_scalar, out_t, min, operand_dtype=dt)
+        out_t = binary(_floor_kernel(dt), out_t, min, operand_dtype=dt, real=torch.clamp_min,
+                       name="clamp_min")
     if max is not None:
-        out_t = binary(minimum_scalar, out_t, max, operand_dtype=dt)
+        out_t = binary(minimum_scalar, out_t, max, operand_dtype=dt, real=torch.clamp_max,
+                       name="clamp_max")
     return out_t
 
 

@@ -62,7 +62,7 @@ def _uniforms(shape: tuple[int, ...], dtype: torch.dtype, generator: Any,
     bits = s.uniform_bits(dtype)
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     recs = s.draw(generator, ("uniform", bits), n, lambda: s.new_uniform(bits))
-    return _fill(shape, [Unif(r, a, b) for r in recs], dtype)
+    return _fill(shape, [s.uniform_value(r, dtype, a, b) for r in recs], dtype)
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, **kwargs: Any) -> ExactTensor:

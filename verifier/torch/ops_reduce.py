@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from specexact.torch import grid, realops
 from specexact.torch.kernels import div_scalar, exp_scalar, log_scalar
 from specexact.torch.noise import LogE, NoiseRecord, Opaque, PendingRace, Race, Scaled
 from specexact.torch.tensor import (
@@ -30,7 +31,7 @@ from specexact.torch.tensor import (
     make,
     read_scalar,
 )
-from specexact.torch.values import Special, Uninit, unsupported
+from specexact.torch.values import Special, Uninit, dtype_semantics, unsupported
 
 __all__ = ["REDUCE"]
 
@@ -156,7 +157,7 @@ def _scan(op: Callable[[Any, Any], Any]) -> Callable[..., ExactTensor]:
 
 
 def _is_noise(x: Any) -> bool:
-    return isinstance(x, (Race, LogE, Scaled, Opaque))
+    return isinstance(x, (Race, LogE, Scaled, Opaque, grid.GridDraw))
 
 
 def _best(row: list[Any], largest: bool) -> int:
@@ -212,6 +213,8 @@ def race(row: list[Any], largest: bool) -> Any:
 
 
 def _arg(row: list[Any], largest: bool) -> Any:
+    if any(isinstance(x, grid.GridDraw) for x in row):
+        return grid.race(row, largest)
     if any(_is_noise(x) for x in row):
         return race(row, largest)
     return _best(row, largest)
@@ -237,8 +240,8 @@ def _maxfn(largest: bool) -> Callable[..., Any]:
             return (maximum if largest else minimum)(t, dim)
         rows, rest, d = _rows(t, dim)
         idx = [_arg(r, largest) for r in rows]
-        vals = [Opaque() if _is_noise(r[0]) else r[int(i)] for r, i in zip(rows, idx,
-                                                                             strict=True)]
+        vals = [Opaque() if any(_is_noise(x) for x in r) else r[int(i)]
+                for r, i in zip(rows, idx, strict=True)]
         values = _build(vals, rest, t.dtype, 1 if keepdim else None, d)
         if dim is None:
             return values
@@ -431,15 +434,33 @@ def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+def _in_dtype(name: str, real: Callable[..., Any], exact: Callable[..., Any]
+              ) -> Callable[..., Any]:
+    """``exact``, except that in dtype semantics a tensor of concrete values is reduced
+    by ``real``, torch's own kernel (its order of summation, its rounding)."""
+    def fn(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if dtype_semantics():
+            out = realops.reduction(name, real, as_exact(input), *args, **kwargs)
+            if out is not None:
+                return out
+        return exact(input, *args, **kwargs)
+
+    fn.__name__ = name
+    return fn
+
+
 REDUCE: dict[str, Callable[..., Any]] = {
-    "sum": sum_, "mean": mean, "prod": prod,
-    "cumsum": _scan(operator.add), "cumprod": _scan(operator.mul),
+    "sum": _in_dtype("sum", torch.sum, sum_), "mean": _in_dtype("mean", torch.mean, mean),
+    "prod": _in_dtype("prod", torch.prod, prod),
+    "cumsum": _in_dtype("cumsum", torch.cumsum, _scan(operator.add)),
+    "cumprod": _in_dtype("cumprod", torch.cumprod, _scan(operator.mul)),
     "max": _maxfn(True), "min": _maxfn(False), "amax": _amax(True), "amin": _amax(False),
     "argmax": _argfn(True), "argmin": _argfn(False), "sort": sort, "argsort": argsort,
     "topk": topk, "searchsorted": searchsorted,
-    "softmax": _softmax(False), "log_softmax": _softmax(True),
+    "softmax": _in_dtype("softmax", torch.nn.functional.softmax, _softmax(False)),
+    "log_softmax": _in_dtype("log_softmax", torch.nn.functional.log_softmax, _softmax(True)),
     "any": _bool_reduce(any), "all": _bool_reduce(all), "bucketize": bucketize,
-    "logsumexp": logsumexp,
+    "logsumexp": _in_dtype("logsumexp", torch.logsumexp, logsumexp),
     # torch.distributions' argument checks: a 0-d bool tensor.
     "_is_all_true": _bool_reduce(all), "_is_any_true": _bool_reduce(any),
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from specexact.torch.tensor import (
     scalar_operand,
     tensor_from_data,
 )
-from specexact.torch.values import Special, Uninit, unsupported
+from specexact.torch.values import Special, Uninit, dtype_semantics, unsupported
 
 __all__ = ["SHAPE", "same", "size_args"]
 
@@ -49,7 +50,16 @@ def _one(t: ExactTensor, what: str) -> Any:
 
 
 def item(self: Any) -> Any:
-    return _one(as_exact(self), "Tensor.item()")
+    t = as_exact(self)
+    return _python_number(_one(t, "Tensor.item()"), t.dtype)
+
+
+def _python_number(x: Any, dtype: torch.dtype) -> Any:
+    """A value read into Python: in dtype semantics a float dtype's value is the Python
+    float torch returns (exactly that value), so Python arithmetic on it is float64's."""
+    if type(x) is Fraction and dtype.is_floating_point and dtype_semantics():
+        return float(x)
+    return x
 
 
 def to_bool(self: Any) -> bool:
@@ -82,7 +92,7 @@ def tolist(self: Any) -> Any:
     def conv(x: Any) -> Any:
         if isinstance(x, Uninit):
             return read_scalar(x, "Tensor.tolist()")
-        return x.value if isinstance(x, Special) else x
+        return x.value if isinstance(x, Special) else _python_number(x, t.dtype)
 
     if t.arr.ndim == 0:
         return conv(t.arr[()])

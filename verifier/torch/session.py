@@ -12,18 +12,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any, Literal
 
 import torch
 
 from specexact.exact.random_source import ExactRandom
-from specexact.torch.noise import NoiseRecord, UniformRecord
+from specexact.torch.noise import NoiseRecord, Unif, UniformRecord
 from specexact.torch.tensor import GRID_BITS
-from specexact.torch.values import FixedRandomness, rng_var, unsupported
+from specexact.torch.values import (
+    FixedRandomness,
+    Semantics,
+    rng_var,
+    semantics_var,
+    unsupported,
+)
 
-__all__ = ["Session", "UniformMode", "current_session", "session"]
+__all__ = ["IDEALISED_DRAWS", "Session", "UniformMode", "current_session", "default_semantics",
+           "session"]
 
 UniformMode = Literal["dtype", "continuous"]
+
+
+#: Draws whose law dtype semantics takes from exact arithmetic, not from torch's kernel.
+IDEALISED_DRAWS: dict[str, str] = {
+    "multinomial": "torch.multinomial as the exact categorical law of its dtype weights "
+                   "(torch's float normalisation and cumulative sum are not modelled)",
+    "exponential": "exponential_ as ideal Exp(1) draws (its float grid is not modelled)",
+}
+
+
+def default_semantics(uniform: UniformMode) -> Semantics:
+    """The semantics that goes with a uniform: the dtype's grid with the dtype's
+    arithmetic, the continuous (ideal) uniform with exact rationals."""
+    return "dtype" if uniform == "dtype" else "exact"
 
 _CURRENT: list[Session] = []
 
@@ -45,9 +67,17 @@ class Session:
     """The state of one execution: rng, uniform mode, generator streams."""
 
     def __init__(self, rng: ExactRandom, uniform: UniformMode,
-                 provided: tuple[torch.Generator, ...] = ()) -> None:
+                 provided: tuple[torch.Generator, ...] = (),
+                 semantics: Semantics = "exact") -> None:
         self.rng = rng
         self.uniform = uniform
+        self.semantics = semantics
+        #: What this execution idealised, in words (see :mod:`.grid`): the verdict says it.
+        self.idealised: set[str] = set()
+        #: A certified bound on the TV between this execution's law in the dtype and the
+        #: one computed with the idealisations (the sum over its races).
+        self.mass_error = Fraction(0)
+        self._grid_noise: dict[int, NoiseRecord] = {}
         self.uniforms = 0
         self.noises = 0
         self._saved: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
@@ -133,6 +163,9 @@ class Session:
         gen = torch.default_generator if generator is None else generator
         if not isinstance(gen, torch.Generator):
             raise unsupported(f"generator={gen!r} (not a torch.Generator)")
+        name = kind[0] if isinstance(kind, tuple) else kind
+        if self.semantics == "dtype" and name in IDEALISED_DRAWS:
+            self.idealised.add(IDEALISED_DRAWS[name])
         stream, pos = self._stream(gen)
         fixed = self._fixed.get(id(stream))
         if fixed is not None:
@@ -173,9 +206,38 @@ class Session:
         self.uniforms += 1
         return UniformRecord(self.rng.random(), bits, self.uniforms)
 
+    def uniform_value(self, rec: UniformRecord, dtype: torch.dtype, a: Any, b: Any) -> Any:
+        """The element a draw of ``torch.rand`` (scaled to ``[b, a + b)``) puts in a tensor:
+        in dtype semantics on a grid, the draw as the dtype computes with it."""
+        if self.semantics == "dtype" and rec.bits is not None:
+            from specexact.torch.grid import GridDraw, Step
+            draw = GridDraw(rec, dtype)
+            if (a, b) == (1, 0):
+                return draw
+            if dtype not in (torch.float32, torch.float64):
+                raise unsupported(f"uniform_(from, to) on {dtype} in dtype semantics")
+            # torch's uniform_real: x * (to - from) + from in double, the span
+            # computed in the dtype, then stored in the dtype.
+            lo = float(b)
+            span = torch.tensor(float(a + b), dtype=dtype) - torch.tensor(lo, dtype=dtype)
+            wide = float(span.double())
+
+            def scale(t: torch.Tensor) -> torch.Tensor:
+                return (t.double() * wide + lo).to(dtype)
+
+            return draw.then(Step("uniform_", scale, (None,), 0, (), dtype, 0), dtype)
+        return Unif(rec, a, b)
+
     def new_noise(self, source: str) -> NoiseRecord:
         self.noises += 1
         return NoiseRecord(self.noises, source)
+
+    def noise_for(self, rec: UniformRecord) -> NoiseRecord:
+        """The noise record of a grid draw raced as an exponential (one per draw)."""
+        noise = self._grid_noise.get(rec.index)
+        if noise is None:
+            noise = self._grid_noise[rec.index] = self.new_noise(f"u{rec.index}")
+        return noise
 
     def restore(self) -> None:
         for gen, state in self._saved.values():
@@ -197,20 +259,26 @@ def _fresh_state(seed: int) -> torch.Tensor:
 
 @contextmanager
 def session(rng: ExactRandom, uniform: UniformMode,
-            provided: tuple[torch.Generator, ...] = ()) -> Iterator[Session]:
+            provided: tuple[torch.Generator, ...] = (),
+            semantics: Semantics | None = None) -> Iterator[Session]:
     """Install the exact mode for one execution (nested sessions are not allowed).
 
     ``provided`` are the generators handed to the code (their streams are random).
+    ``semantics`` is ``"exact"`` unless given: callers that hand the code dtype
+    values (see :mod:`.api`) ask for ``"dtype"``.
     """
     from specexact.torch.mode import ExactMode
 
-    s = Session(rng, uniform, provided)
+    chosen: Semantics = "exact" if semantics is None else semantics
+    s = Session(rng, uniform, provided, chosen)
     token = rng_var.set(rng)
+    sem_token = semantics_var.set(chosen)
     _CURRENT.append(s)
     try:
         with ExactMode():
             yield s
     finally:
         _CURRENT.pop()
+        semantics_var.reset(sem_token)
         rng_var.reset(token)
         s.restore()

@@ -40,11 +40,12 @@ import torch
 from specexact.distribution import InvalidToken
 from specexact.errors import InvalidArgument
 from specexact.exact.random_source import ExactRandom
-from specexact.torch.api import check_uniform, emitted, torch_dtype
+from specexact.torch.api import check_semantics, check_uniform, dtype_rows, emitted, torch_dtype
+from specexact.torch.realops import from_real
 from specexact.torch.session import UniformMode, session
 from specexact.torch.tensor import ExactTensor, as_exact, make
 from specexact.torch.unwrap import positional_arity, unwrap
-from specexact.torch.values import LogR, Special
+from specexact.torch.values import LogR, Semantics, Special
 from specexact.validation import check_integer
 
 __all__ = ["SIGNATURES", "torch_step"]
@@ -54,14 +55,27 @@ SIGNATURES: tuple[str, ...] = ("chain", "hf", "decode")
 Step = Callable[[Any, Any, tuple[int, ...], Any], tuple[Any, ...]]
 
 
-def _tensor(rows: Sequence[Sequence[Any]], dtype: torch.dtype) -> ExactTensor:
+def _tensor(rows: Sequence[Sequence[Any]], dtype: torch.dtype,
+            semantics: Semantics = "exact") -> ExactTensor:
+    """Probability rows, exact or (dtype semantics) as ``dtype`` stores them."""
+    if semantics == "dtype":
+        rows = [dtype_rows(row, dtype, "a probability row") for row in rows]
     arr = np.empty((1, len(rows), len(rows[0])), dtype=object)
     for i, row in enumerate(rows):
         arr[0, i, :] = list(row)
     return make(arr, dtype)
 
 
-def _logits(rows: Sequence[Sequence[Fraction]], dtype: torch.dtype) -> ExactTensor:
+def _logits(rows: Sequence[Sequence[Fraction]], dtype: torch.dtype,
+            semantics: Semantics = "exact") -> ExactTensor:
+    """Log-probability rows: exact logs, or (dtype semantics) torch's log of the rows as
+    ``dtype`` stores them."""
+    if semantics == "dtype":
+        stored_rows = [dtype_rows(row, dtype, "a probability row") for row in rows]
+        with torch._C.DisableTorchFunction():
+            real = torch.tensor([[float(x) for x in row] for row in stored_rows],
+                                dtype=torch.float64).to(dtype).log().unsqueeze(0)
+        return from_real(real, "log of a row")
     return _tensor([[LogR.of(Fraction(x)) if x > 0 else Special(-math.inf, "log(0) of a row")
                      for x in row] for row in rows], dtype)
 
@@ -115,8 +129,13 @@ def _strip(tokens: list[Any]) -> tuple[Any, ...]:
 
 def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
                dtype: Any = "float32", uniform: Any = "dtype",
-               max_new_tokens: int | None = None) -> Step:
+               max_new_tokens: int | None = None, semantics: Any = None) -> Step:
     """A decoding step running the torch verifier ``fn`` exactly (see the module doc).
+
+    ``semantics`` (``chain`` and ``hf``): ``"exact"`` by default, since a step's
+    audit compares laws exactly; ``"dtype"`` hands the code the rows as ``dtype``
+    stores them (logits as torch's log of those) and computes as the dtype does:
+    the faithful variant an audit judges for support violations and crashes.
 
     ``signature="decode"``: ``fn(input_ids, draft_model, target_model,
     max_new_tokens)`` is a whole generation loop; the step runs it once from
@@ -136,25 +155,26 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
     check_integer(gamma, "gamma", min_value=1)
     tdtype = torch_dtype(dtype)
     mode: UniformMode = check_uniform(uniform)
+    sem: Semantics = "exact" if semantics is None else check_semantics(semantics, mode)
     inner = unwrap(fn)
     per_row = positional_arity(inner) >= 4
 
     def chain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
               ) -> tuple[Any, ...]:
         generators = [torch.Generator()] if per_row else []
-        with session(rng, mode, tuple(generators)):
+        with session(rng, mode, tuple(generators), sem):
             xs, qs = _draft_block(draft, prefix, rng, gamma)
             ps = [list(target((*prefix, *xs[:i]))) for i in range(gamma + 1)]
             extra = [generators] if per_row else []
-            out = inner(_ids(xs), _tensor(qs, tdtype), _tensor(ps, tdtype), *extra)
+            out = inner(_ids(xs), _tensor(qs, tdtype, sem), _tensor(ps, tdtype, sem), *extra)
             return _strip(_chain_tokens(out, gamma))
 
     def hf(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> tuple[Any, ...]:
-        with session(rng, mode):
+        with session(rng, mode, (), sem):
             xs, qs = _draft_block(draft, prefix, rng, gamma)
             ps = [list(target((*prefix, *xs[:i]))) for i in range(gamma + 1)]
-            out = inner(_ids([*prefix, *xs]), _logits(qs, tdtype), gamma,
-                        _logits(ps, tdtype), False)
+            out = inner(_ids([*prefix, *xs]), _logits(qs, tdtype, sem), gamma,
+                        _logits(ps, tdtype, sem), False)
             valid = out[0] if isinstance(out, tuple) else out
             return tuple(_row_tokens(valid, "an emitted token"))
 

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from specexact.exact.random_source import LazyToken
+from specexact.torch.grid import GridDraw, Step
 from specexact.torch.noise import PendingRace, Unif
 from specexact.torch.values import (
     LogR,
@@ -61,6 +62,9 @@ class ExactTensor(torch.Tensor):
     """A tensor of exact elements; every torch op on it goes through the exact mode."""
 
     arr: np.ndarray[Any, Any]
+    #: The real tensor of the values this tensor was made with (dtype semantics), and
+    #: those element objects: valid while ``arr`` still holds the same objects.
+    cached_real: tuple[tuple[Any, ...], torch.Tensor] | None = None
 
     @staticmethod
     def __new__(cls, arr: np.ndarray[Any, Any], dtype: torch.dtype) -> ExactTensor:
@@ -154,7 +158,7 @@ def convert(x: Any, dtype: torch.dtype) -> Any:
             return True
         if isinstance(x, LazyToken):
             return bool(x != 0)
-        if isinstance(x, Unif):
+        if isinstance(x, (Unif, GridDraw)):
             return bool(x != 0)
         raise unsupported(f"converting {describe(x)} to bool")
     if is_float(dtype):
@@ -173,7 +177,7 @@ def convert(x: Any, dtype: torch.dtype) -> Any:
     if isinstance(x, Special):
         raise NonFiniteValue(f"{x.value} (from {x.origin}) converted to an integer dtype "
                              f"at {user_location()}: torch gives an arbitrary integer")
-    if isinstance(x, Unif):
+    if isinstance(x, (Unif, GridDraw)):
         raise unsupported("converting a torch.rand uniform to an integer (floor of a draw)")
     raise unsupported(f"converting {describe(x)} to {dtype}")
 
@@ -312,6 +316,9 @@ def _rounded(x: Any, source: torch.dtype, target: torch.dtype) -> Any:
         return stored(x, target)
     if isinstance(x, (Special, Uninit)):
         return x
+    if isinstance(x, GridDraw):
+        step = Step("cast", lambda a: a.to(target), (None,), 0, (), source, 0)
+        return x.then(step, target)
     raise unsupported(f"converting {describe(x)} from {source} to {target}, which rounds "
                       "it (its rounded value has no exact model)")
 
@@ -337,7 +344,7 @@ def result_dtype(*operands: Any) -> torch.dtype:
             stand_ins.append(True)
         elif isinstance(x, (int, LazyToken)):
             stand_ins.append(1)
-        elif isinstance(x, (float, Fraction, Special, LogR, Unif)):
+        elif isinstance(x, (float, Fraction, Special, LogR, Unif, GridDraw)):
             stand_ins.append(1.0)
         else:
             stand_ins.append(1.0)

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from specexact.errors import SamplerFailure, UnsupportedOperation
 from specexact.exact.random_source import ExactRandom, LazyToken
@@ -37,13 +37,16 @@ __all__ = [
     "LogR",
     "NanFlag",
     "NonFiniteValue",
+    "Semantics",
     "Special",
     "Uninit",
     "UninitialisedRead",
     "current_rng",
     "describe",
+    "dtype_semantics",
     "is_exact_scalar",
     "rng_var",
+    "semantics_var",
     "unsupported",
     "user_location",
 ]
@@ -74,6 +77,20 @@ rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", defa
 
 def current_rng() -> ExactRandom | None:
     return rng_var.get()
+
+
+#: How values are computed: ``"dtype"``, the number torch's CPU kernel returns in the
+#: tensor's dtype (the default of the entry points), or ``"exact"``, exact rationals.
+Semantics = Literal["dtype", "exact"]
+
+#: The semantics of the execution in progress (set by the session).
+semantics_var: ContextVar[Semantics] = ContextVar("specexact_torch_semantics",
+                                                  default="exact")
+
+
+def dtype_semantics() -> bool:
+    """Whether the execution in progress computes values as its dtype does."""
+    return semantics_var.get() == "dtype"
 
 
 def _torch_dir() -> str | None:

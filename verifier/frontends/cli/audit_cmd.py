@@ -121,7 +121,8 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
         raise InvalidArgument(msg)
     if not getattr(args, "torch", False):
         set_flags = [flag for flag, value, default in (
-            ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"))
+            ("--signature", args.signature, "single"), ("--dtype", args.dtype, "float32"),
+            ("--semantics", getattr(args, "semantics", None), None))
             if value != default]
         if set_flags:
             msg = f"{', '.join(set_flags)} applies to torch code: add --torch"
@@ -136,7 +137,8 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
         from specexact.torch import torch_rng_sampler
 
         sampler = torch_rng_sampler(fn, dtype=args.dtype, uniform="continuous")
-        variants: Variants = ((torch_rng_sampler(fn, dtype=args.dtype, uniform="dtype"),
+        variants: Variants = ((torch_rng_sampler(fn, dtype=args.dtype, uniform="dtype",
+                                                 semantics=_semantics(args)),
                                None),) if faithful else ()
         return sampler, "sampler", variants
     from specexact.torch import torch_step
@@ -144,10 +146,30 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
     horizon = args.horizon if args.horizon is not None else DEFAULT_HORIZON
 
     def make(uniform: str) -> Any:
+        semantics = _semantics(args) if uniform == "dtype" and args.signature != "decode" \
+            else None
         return torch_step(fn, signature=args.signature, gamma=args.gamma, dtype=args.dtype,
-                          uniform=uniform, max_new_tokens=horizon)
+                          uniform=uniform, max_new_tokens=horizon, semantics=semantics)
 
     return make("continuous"), "step", ((make("dtype"), None),) if faithful else ()
+
+
+def _semantics(args: argparse.Namespace) -> str:
+    """The semantics of the faithful torch run (--semantics; dtype by default)."""
+    return getattr(args, "semantics", None) or "dtype"
+
+
+def _semantics_line(args: argparse.Namespace) -> str | None:
+    """Which semantics each torch run of the audit used (None without --torch)."""
+    if not getattr(args, "torch", False):
+        return None
+    if args.uniform != "dtype":
+        return "torch semantics: exact rationals, continuous uniform"
+    if args.signature == "decode":
+        return ("torch semantics: exact rationals (continuous uniform, then torch.rand on "
+                "its dtype grid)")
+    return (f"torch semantics: exact rationals (structural run, continuous uniform); "
+            f"{_semantics(args)} (faithful run, torch.rand on its {args.dtype} grid)")
 
 
 #: Parameter names engines use for each --signature (a usage hint, never a verdict).
@@ -236,9 +258,15 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
                         stream=err)
     with progress, _quiet_stdout(args.json, err):
         result = audit(fn, options, name=target, progress=progress)
+    semantics = _semantics_line(args)
     if args.json:
-        json.dump(result_json(result), out, indent=2)
+        data = result_json(result)
+        if semantics is not None:
+            data["torch_semantics"] = semantics
+        json.dump(data, out, indent=2)
         out.write("\n")
     else:
         out.write(result_human(result) + "\n")
+        if semantics is not None:
+            out.write(semantics + "\n")
     return 0 if result.passed else 1

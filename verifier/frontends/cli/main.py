@@ -236,6 +236,10 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
                                  "for rng.random()), for support violations and crashes "
                                  "(grid rounding passes); continuous: the ideal uniform "
                                  "only")
+    torch_mode.add_argument("--semantics", choices=("dtype", "exact"), default=None,
+                            help="values of the faithful (--uniform dtype) run: dtype "
+                                 "(default): each value as torch computes it in its dtype; "
+                                 "exact: exact rationals (the structural run always is)")
     stats = audit.add_argument_group(
         "black-box statistical audit",
         "For samplers that use their own randomness: fn(p, q, rng) gets numpy float64 "
