@@ -3,7 +3,8 @@
 :func:`audit` runs the hand-picked edge cases and the Hypothesis search of
 :mod:`specexact.properties` on the code, judging each case exactly; the kinds
 (:data:`SAMPLER`, :data:`STEP`, :data:`CROSS_VOCAB`, :data:`FLOAT`) say how
-their code is called, searched, judged and shown; :func:`result_human` and
+their code is called, searched, judged and shown, and torch code's calling
+conventions (:data:`TORCH_SIGNATURES`) say which of them judges it; :func:`result_human` and
 :func:`result_json` word the result.  The frontends (CLI, pytest plugin,
 assertions) only parse, call this and print.
 """
@@ -25,6 +26,7 @@ from specexact.audit.policy import audit, float_mode, kind_sizes
 from specexact.audit.render import model_lines, wrap
 from specexact.audit.report import counterexample_json, result_human, result_json
 from specexact.audit.signature import describe_arity_problem, describe_callable, detect_kind
+from specexact.audit.torch_code import TORCH_SIGNATURES, TorchCode, TorchSignature
 
 __all__ = [
     "CROSS_VOCAB",
@@ -34,11 +36,14 @@ __all__ = [
     "KINDS",
     "SAMPLER",
     "STEP",
+    "TORCH_SIGNATURES",
     "AuditOptions",
     "AuditResult",
     "Finding",
     "Judgement",
     "Kind",
+    "TorchCode",
+    "TorchSignature",
     "audit",
     "counterexample_json",
     "describe_arity_problem",

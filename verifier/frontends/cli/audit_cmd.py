@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import Any, TextIO
 
 from specexact.audit import (
-    DEFAULT_HORIZON,
     AuditOptions,
     audit,
     detect_kind,
@@ -21,6 +20,7 @@ from specexact.audit import (
     result_human,
     result_json,
 )
+from specexact.audit.torch_code import TorchCode, prepare
 from specexact.errors import InvalidArgument
 from specexact.frontends.cli.flags import check_modes
 from specexact.frontends.cli.parallel import check_jobs
@@ -131,106 +131,14 @@ def _torch_mode(fn: Callable[..., Any], kind: str, args: argparse.Namespace
         if reason is not None:
             raise InvalidArgument(reason)
         return fn, kind, ()
-    _check_signature(fn, args.signature)
-    faithful = args.uniform == "dtype"
-    if args.signature == "single":
-        from specexact.torch import torch_rng_sampler
-
-        sampler = torch_rng_sampler(fn, dtype=args.dtype, uniform="continuous")
-        variants: Variants = ((torch_rng_sampler(fn, dtype=args.dtype, uniform="dtype",
-                                                 semantics=_semantics(args)),
-                               None),) if faithful else ()
-        return sampler, "sampler", variants
-    from specexact.torch import torch_step
-
-    horizon = args.horizon if args.horizon is not None else DEFAULT_HORIZON
-
-    def make(uniform: str) -> Any:
-        semantics = _semantics(args) if uniform == "dtype" and args.signature != "decode" \
-            else None
-        return torch_step(fn, signature=args.signature, gamma=args.gamma, dtype=args.dtype,
-                          uniform=uniform, max_new_tokens=horizon, semantics=semantics)
-
-    return make("continuous"), "step", ((make("dtype"), None),) if faithful else ()
+    return prepare(fn, torch_code(args))
 
 
-def _semantics(args: argparse.Namespace) -> str:
-    """The semantics of the faithful torch run (--semantics; dtype by default)."""
-    return getattr(args, "semantics", None) or "dtype"
-
-
-def _semantics_line(args: argparse.Namespace) -> str | None:
-    """Which semantics each torch run of the audit used (None without --torch)."""
-    if not getattr(args, "torch", False):
-        return None
-    if args.uniform != "dtype":
-        return "torch semantics: exact rationals, continuous uniform"
-    if args.signature == "decode":
-        return ("torch semantics: exact rationals (continuous uniform, then torch.rand on "
-                "its dtype grid)")
-    return (f"torch semantics: exact rationals (structural run, continuous uniform); "
-            f"{_semantics(args)} (faithful run, torch.rand on its {args.dtype} grid)")
-
-
-#: Parameter names engines use for each --signature (a usage hint, never a verdict).
-_SIGNATURE_NAMES: dict[str, frozenset[str]] = {
-    "single": frozenset({"p", "q", "generator", "gen", "target_prob", "draft_prob",
-                         "target_probs_1d", "draft_probs_1d"}),
-    "chain": frozenset({"draft_token_ids", "draft_ids", "draft_probs", "target_probs",
-                        "bonus_token_ids", "uniform_samples"}),
-    "hf": frozenset({"candidate_input_ids", "candidate_logits", "candidate_length",
-                     "new_logits", "is_done_candidate"}),
-    "decode": frozenset({"input_ids", "draft_model", "target_model", "assistant_model",
-                         "max_new_tokens"}),
-}
-
-
-#: How each --signature calls the function (what its arguments are).
-_SIGNATURE_CALLS: dict[str, tuple[str, ...]] = {
-    "single": ("p", "q"),
-    "chain": ("draft_token_ids", "draft_probs", "target_probs"),
-    "hf": ("candidate_input_ids", "candidate_logits", "candidate_length", "new_logits",
-           "is_done_candidate"),
-    "decode": ("input_ids", "draft_model", "target_model", "max_new_tokens"),
-}
-
-
-def _check_signature(fn: Any, signature: str) -> None:
-    """A clear usage error when ``fn``'s parameter names are another --signature's,
-    or it cannot take the --signature's arguments."""
-    import inspect
-
-    from specexact.torch.unwrap import unwrap
-
-    try:
-        parameters = inspect.signature(unwrap(fn))
-    except (TypeError, ValueError):
-        return
-    names = set(parameters.parameters)
-    if not names & _SIGNATURE_NAMES[signature]:
-        for other, known in _SIGNATURE_NAMES.items():
-            if other != signature and len(names & known) >= 2:
-                shown = ", ".join(sorted(names & known))
-                msg = (f"--signature {signature}, but the function's parameters ({shown}) "
-                       f"are those of --signature {other}; give --signature {other}"
-                       + (" --gamma K" if other in ("chain", "hf") else "")
-                       + " (single is fn(p, q[, generator]) -> token)")
-                raise InvalidArgument(msg)
-    call = _SIGNATURE_CALLS[signature]
-    calls = [call, (*call, "generator")] if signature == "single" else [call]
-    errors: list[TypeError] = []
-    for arguments in calls:
-        try:
-            parameters.bind(*arguments)
-        except TypeError as exc:
-            errors.append(exc)
-    if len(errors) == len(calls):
-        shape = ", ".join(call)
-        if signature == "single":
-            shape += "[, generator]"
-        msg = (f"--signature {signature} calls fn({shape}), but the function's signature "
-               f"is {parameters}: {errors[0]}")
-        raise InvalidArgument(msg) from None
+def torch_code(args: argparse.Namespace) -> TorchCode:
+    """How ``--torch`` code is run, from the command line."""
+    return TorchCode(signature=args.signature, dtype=args.dtype, gamma=args.gamma,
+                     uniform=args.uniform, semantics=getattr(args, "semantics", None),
+                     horizon=args.horizon)
 
 
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
@@ -258,7 +166,7 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
                         stream=err)
     with progress, _quiet_stdout(args.json, err):
         result = audit(fn, options, name=target, progress=progress)
-    semantics = _semantics_line(args)
+    semantics = torch_code(args).semantics_line() if getattr(args, "torch", False) else None
     if args.json:
         data = result_json(result)
         if semantics is not None:

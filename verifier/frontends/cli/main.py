@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from specexact.audit import parse_integer
+from specexact.audit import TORCH_SIGNATURES, parse_integer
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
 from specexact.frontends.cli.progress import configure as configure_progress
 
@@ -216,7 +216,7 @@ def _add_float_options(audit: argparse.ArgumentParser) -> None:
                             help="run fn(p, q, rng) with p, q as numpy object arrays of "
                                  "exact values and rng a numpy.random.Generator stand-in "
                                  "(random, uniform, integers, choice) in exact mode")
-    torch_mode.add_argument("--signature", choices=("single", "chain", "hf", "decode"),
+    torch_mode.add_argument("--signature", choices=tuple(TORCH_SIGNATURES),
                             default="single",
                             help="single: fn(p, q[, generator]) -> token; chain: "
                                  "fn(draft_ids, draft_probs, target_probs) -> [1, k+1] "
