@@ -11,7 +11,17 @@ assertions) only parse, call this and print.
 
 from __future__ import annotations
 
-from specexact.audit.kinds import CROSS_VOCAB, FLOAT, KINDS, SAMPLER, STEP, Kind, get_kind, kind_of
+from specexact.audit.kinds import (
+    CROSS_VOCAB,
+    FLOAT,
+    KINDS,
+    SAMPLER,
+    STEP,
+    Kind,
+    get_kind,
+    kind_of,
+    selectable_kinds,
+)
 from specexact.audit.options import (
     DEFAULT_HORIZON,
     DEFAULT_SEED,
@@ -58,5 +68,6 @@ __all__ = [
     "parse_vocab_sizes",
     "result_human",
     "result_json",
+    "selectable_kinds",
     "wrap",
 ]

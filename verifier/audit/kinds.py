@@ -19,7 +19,17 @@ from specexact.audit.options import DEFAULT_HORIZON, AuditOptions, AuditResult, 
 from specexact.errors import InvalidArgument
 from specexact.uniform import CONTINUOUS, DEFAULT, Uniform
 
-__all__ = ["CROSS_VOCAB", "FLOAT", "KINDS", "SAMPLER", "STEP", "Kind", "get_kind", "kind_of"]
+__all__ = [
+    "CROSS_VOCAB",
+    "FLOAT",
+    "KINDS",
+    "SAMPLER",
+    "STEP",
+    "Kind",
+    "get_kind",
+    "kind_of",
+    "selectable_kinds",
+]
 
 Variants = tuple[tuple[Any, int | None], ...]
 #: ``search(fn, options, uniform, variants, common)``: the search's result.
@@ -59,6 +69,8 @@ class Kind:
     pass_note: str = ""
     #: The search reports the horizon it judged at (steps, cross-vocab).
     has_horizon: bool = False
+    #: Named by ``--kind`` (float code is reached through ``--floats`` instead).
+    selectable: bool = True
 
     def uniform(self, options: AuditOptions) -> Uniform:
         """What ``rng.random()`` returns in this audit: ``options.uniform``, else what
@@ -185,7 +197,7 @@ FLOAT = Kind(
     options=frozenset({"floats", "arrays"}), bits_mean=_grid, default_uniform=CONTINUOUS,
     search=_search_float, judge=None,
     witness_lines=render.float_lines, witness_json=render.float_json,
-    pass_note="; rounding within the stated tolerance")
+    pass_note="; rounding within the stated tolerance", selectable=False)
 
 #: ``fn(target, draft, prefix, rng) -> tokens``: a decoding step, judged on the joint
 #: law of the tokens its decode emits.
@@ -206,6 +218,11 @@ CROSS_VOCAB = Kind(
 
 #: Every kind, by name.
 KINDS: Mapping[str, Kind] = {kind.name: kind for kind in (SAMPLER, FLOAT, STEP, CROSS_VOCAB)}
+
+
+def selectable_kinds() -> tuple[str, ...]:
+    """The names ``--kind`` takes."""
+    return tuple(name for name, kind in KINDS.items() if kind.selectable)
 
 
 def get_kind(name: str) -> Kind:

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from specexact.audit import TORCH_SIGNATURES, parse_integer
+from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
 from specexact.frontends.cli.progress import configure as configure_progress
 
@@ -89,7 +89,8 @@ AUDIT_EPILOG = """\
 TARGET is package.module:function or path/to/file.py:function.
 A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) -> tuple of
 tokens.  The kind is read from the signature unless --kind is given; a step whose draft
-has another vocabulary (judged on the law of text) needs --kind cross-vocab.
+has another vocabulary (judged on the law of text) is recognised by its code reading
+model.vocab, or named with --kind cross-vocab.
 Without TARGET, every rule of the bundled catalogue is audited and compared with its
 expected verdict.
 exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=AUDIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     audit.add_argument("target", nargs="?", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
-    audit.add_argument("--kind", choices=("sampler", "step", "cross-vocab"),
+    audit.add_argument("--kind", choices=tuple(selectable_kinds()),
                        help="what TARGET is (default: read from its signature, else "
                             "sampler); cross-vocab: fn(target, draft, prefix, rng) with "
                             "models over two vocabularies of strings, judged on the law of "
