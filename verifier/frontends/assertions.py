@@ -130,7 +130,7 @@ def _options(kind_name: str, explicit: Mapping[str, Any]) -> AuditOptions:
     specific: dict[str, Any] = {name: merged.get(name, unset) if name in applies else unset
                 for name, unset in _KIND_SPECIFIC.items()}
     return AuditOptions(
-        kind=kind.name,  # type: ignore[arg-type]
+        kind=kind.name,
         vocab_sizes=_vocab_sizes(merged.get("vocab_sizes")),
         examples=merged.get("examples"),
         seed=merged.get("seed", 0),

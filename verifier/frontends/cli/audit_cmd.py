@@ -48,7 +48,7 @@ def options_from_args(args: argparse.Namespace, kind: str) -> AuditOptions:
     if record.reported == "sampler" and (floats or bits is not None):
         # Float code, or a sampler judged on a K-bit grid: rounding is split from structure.
         kind = "float"
-    return AuditOptions(kind=kind,  # type: ignore[arg-type]
+    return AuditOptions(kind=kind,
                         vocab_sizes=sizes, horizon=args.horizon, examples=args.examples,
                         seed=args.seed, uniform_bits=bits,
                         stateful=bool(getattr(args, "stateful", False)),
