@@ -17,10 +17,9 @@ from typing import Any, final
 from specexact.crossvocab.decode import CrossVocabStep, crossvocab_step_law
 from specexact.distribution import Distribution
 from specexact.exact.tree import Budget
+from specexact.numbers import ZERO
 
 __all__ = ["CrossVocabEfficiency", "crossvocab_efficiency"]
-
-_ZERO = Fraction(0)
 
 
 @final
@@ -38,12 +37,12 @@ class CrossVocabEfficiency:
     @property
     def expected_tokens(self) -> Fraction:
         """Expected target tokens per target call."""
-        return sum((int(k) * v for k, v in self.tokens.items()), _ZERO)  # type: ignore[call-overload]
+        return sum((int(k) * v for k, v in self.tokens.items()), ZERO)  # type: ignore[call-overload]
 
     @property
     def expected_characters(self) -> Fraction:
         """Expected characters of text per target call."""
-        return sum((int(k) * v for k, v in self.characters.items()), _ZERO)  # type: ignore[call-overload]
+        return sum((int(k) * v for k, v in self.characters.items()), ZERO)  # type: ignore[call-overload]
 
 
 def crossvocab_efficiency(step: CrossVocabStep, target: Any, draft: Any,
@@ -65,6 +64,6 @@ def crossvocab_efficiency(step: CrossVocabStep, target: Any, draft: Any,
     for out, prob in law.items():
         ids: tuple[int, ...] = out  # type: ignore[assignment]
         n, c = len(ids), len(target.vocab.decode(ids))
-        tokens[n] = tokens.get(n, _ZERO) + prob
-        chars[c] = chars.get(c, _ZERO) + prob
+        tokens[n] = tokens.get(n, ZERO) + prob
+        chars[c] = chars.get(c, ZERO) + prob
     return CrossVocabEfficiency(Distribution(tokens.items()), Distribution(chars.items()))

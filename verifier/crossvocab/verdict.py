@@ -20,6 +20,7 @@ from specexact.distribution import Distribution, total_variation
 from specexact.errors import SamplerFailure
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import ComparedVerdict
+from specexact.numbers import ZERO
 from specexact.steps.models import format_prefix
 from specexact.steps.verdict import first_differing_prefix
 from specexact.tables import exact_text, omit_identical, render_table, signed
@@ -29,7 +30,6 @@ __all__ = ["CrossVocabVerdict", "TextComparison", "check_crossvocab_step", "comp
 
 Ids = tuple[int, ...]
 Rows = Mapping[Ids, tuple[Fraction, ...]]
-_ZERO = Fraction(0)
 
 
 @final
@@ -47,7 +47,7 @@ class TextComparison:
     difference: Mapping[Hashable, Fraction] = field(init=False)
     tv: Fraction = field(init=False)
     support_violation: Fraction = field(init=False)
-    invalid_mass: Fraction = field(init=False, default=_ZERO)
+    invalid_mass: Fraction = field(init=False, default=ZERO)
     first_difference: str | None = field(init=False)
     first_expected: Fraction = field(init=False)
     first_actual: Fraction = field(init=False)
@@ -57,10 +57,10 @@ class TextComparison:
         set_(self, "difference", self.actual.difference(self.expected))
         set_(self, "tv", total_variation(self.actual, self.expected))
         set_(self, "support_violation", sum((v for k, v in self.actual.items()
-                                             if k not in self.expected), _ZERO))
-        set_(self, "invalid_mass", _ZERO)
+                                             if k not in self.expected), ZERO))
+        set_(self, "invalid_mass", ZERO)
         first: str | None = None
-        fe = fa = _ZERO
+        fe = fa = ZERO
         if self.difference:
             first, fe, fa = first_differing_prefix(self.expected, self.actual, str)
         set_(self, "first_difference", first)
@@ -212,7 +212,7 @@ def check_crossvocab_step(step: CrossVocabStep, target: Any, draft: Any, horizon
     horizon = check_horizon(horizon)
     clock = new_clock(budget)
     models = prepare_models(target, draft)
-    law = continuation_law(models.target, (), horizon, tick=lambda: clock.next_budget(_ZERO))
+    law = continuation_law(models.target, (), horizon, tick=lambda: clock.next_budget(ZERO))
     expected = Distribution(law.items())
 
     def verdict(comparison: TextComparison | None, crash: SamplerFailure | None = None,

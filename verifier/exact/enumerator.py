@@ -40,13 +40,12 @@ from specexact.errors import (
 from specexact.exact.guards import installed, swap_reporter
 from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
 from specexact.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
+from specexact.numbers import ZERO
 
 __all__ = ["GlobalRandomWatch", "Slot", "enumerate_outcomes"]
 
 #: ``normalise(value, weight, chooser) -> outcome`` (ints and lazy tokens in tuples).
 Normalise = Callable[[Any, Fraction, Chooser], Any]
-
-_ZERO = Fraction(0)
 
 
 class Slot:
@@ -233,9 +232,9 @@ class _Run:
                         first = (weight, key)
                     if not slots:
                         template = key[0]  # type: ignore[index]
-                        plain[template] = plain.get(template, _ZERO) + weight
+                        plain[template] = plain.get(template, ZERO) + weight
                         continue
-                    pending[key] = pending.get(key, _ZERO) + weight
+                    pending[key] = pending.get(key, ZERO) + weight
         except HiddenRandomness:
             watch.check()  # a global generator is the likelier culprit: say so
             raise
@@ -263,14 +262,14 @@ def _fold(plain: dict[Hashable, Any], pending: dict[Hashable, Any]) -> dict[Hash
         laws = [LazyToken.law_of_key(law_key) for law_key in key[1]]  # type: ignore[index]
         if len(laws) == 1 and isinstance(template, Slot):
             for token, prob in laws[0]:
-                plain[token] = plain.get(token, _ZERO) + weight * prob
+                plain[token] = plain.get(token, ZERO) + weight * prob
             continue
         for combo in itertools.product(*laws):
             prob = weight
             for _, p in combo:
                 prob *= p
             outcome = _fill(template, [t for t, _ in combo])
-            plain[outcome] = plain.get(outcome, _ZERO) + prob
+            plain[outcome] = plain.get(outcome, ZERO) + prob
     return plain
 
 

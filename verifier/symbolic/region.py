@@ -24,6 +24,7 @@ from typing import Any, Literal
 import sympy
 
 from specexact.errors import UnsupportedOperation
+from specexact.numbers import ZERO
 from specexact.symbolic.lp import constrained_point
 
 __all__ = ["Constraint", "Lin", "Point", "Space"]
@@ -32,7 +33,6 @@ Lin = tuple[Fraction, ...]
 Rel = Literal[">", ">=", "=="]
 Point = tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
 
-_ZERO = Fraction(0)
 _REL_CODE = {">": 0, ">=": 1, "==": 2}
 
 
@@ -150,8 +150,8 @@ class Space:
         # The simplex rows beyond x >= 0: p_{V-1} >= 0 and q_{V-1} >= 0.
         half = v - 1
         self.simplex_rows: tuple[Lin, ...] = (
-            (*([Fraction(-1)] * half), *([_ZERO] * half), Fraction(1)),
-            (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
+            (*([Fraction(-1)] * half), *([ZERO] * half), Fraction(1)),
+            (*([ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
         ) if v > 1 else ()
         self._feasible_cache: dict[frozenset[int], bool] = {}
         self._linear_cache: dict[frozenset[Any], bool] = {}
@@ -176,7 +176,7 @@ class Space:
 
     def _linear(self, expr: Any) -> Lin | None:
         e = sympy.expand(self.eliminate(expr))
-        coeffs = [_ZERO] * (self.n + 1)
+        coeffs = [ZERO] * (self.n + 1)
         for term, c in e.as_coefficients_dict().items():
             if not c.is_Rational:
                 return None
@@ -196,13 +196,13 @@ class Space:
     def bare(self, lin: Lin, rel: Rel) -> Constraint:
         """``constraint(lin, rel)`` without its display form, for LP queries only."""
         lin = _scaled(lin)
-        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+        if rel == "==" and next((c for c in lin if c), ZERO) < 0:
             lin = tuple(-c for c in lin)
         return Constraint(lin, rel, None)
 
     def constraint(self, lin: Lin, rel: Rel, shown_expr: Any = None) -> Constraint:
         lin = _scaled(lin)
-        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+        if rel == "==" and next((c for c in lin if c), ZERO) < 0:
             lin = tuple(-c for c in lin)
         expr = self.expr(lin) if shown_expr is None else shown_expr
         return Constraint(lin, rel, expr)
@@ -303,7 +303,7 @@ class Space:
         found = self._invariants.get(k)
         if found is None:
             lin, rel = _KEYS[k]
-            total = sum(lin[:-1], _ZERO)
+            total = sum(lin[:-1], ZERO)
             found = self._invariants[k] = (
                 tuple((c.numerator, c.denominator) for c in lin[:-1]),
                 (_REL_CODE[rel], lin[-1].numerator, lin[-1].denominator,
@@ -339,7 +339,7 @@ class Space:
         half = self.vocab_size - 1
         p = tuple(x[:half])
         q = tuple(x[half:])
-        return (*p, 1 - sum(p, _ZERO)), (*q, 1 - sum(q, _ZERO))
+        return (*p, 1 - sum(p, ZERO)), (*q, 1 - sum(q, ZERO))
 
     def interior_point(self, constraints: Sequence[Constraint]) -> tuple[Fraction, ...] | None:
         """A point of the relative interior of the linear constraints (and simplex), or None.
@@ -383,11 +383,11 @@ class Space:
             chosen = rng.sample(vertices, min(len(vertices), 3))
             weights = [Fraction(rng.randint(1, 9)) for _ in chosen]
             lam = Fraction(rng.randint(1, 9), 10)
-            total = sum(weights, _ZERO)
+            total = sum(weights, ZERO)
             points.append(tuple(
                 lam * centre[i] + (1 - lam) * sum((w * v[i] for w, v in zip(weights, chosen,
                                                                              strict=True)),
-                                                  _ZERO) / total
+                                                  ZERO) / total
                 for i in range(self.n)))
         return points
 
