@@ -23,7 +23,7 @@ from typing import Any
 
 from specexact.errors import InvalidArgument, UnsupportedOperation
 from specexact.exact.tree import Chooser
-from specexact.numbers import to_fraction
+from specexact.numbers import ONE, ZERO, to_fraction
 from specexact.validation import check_optional_integer
 
 __all__ = [
@@ -39,9 +39,6 @@ __all__ = [
     "compare_values",
 ]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
-
 
 def _weights(weights: Any, where: str, rng: ExactRandom | None = None
              ) -> tuple[tuple[Fraction, ...], Fraction]:
@@ -54,7 +51,7 @@ def _weights(weights: Any, where: str, rng: ExactRandom | None = None
     except TypeError:
         msg = f"{where}: weights must be a sequence of numbers, got {type(weights).__name__}"
         raise InvalidArgument(msg) from None
-    total = _ZERO
+    total = ZERO
     for i, w in enumerate(ws):
         if w < 0:
             msg = f"{where}: weights[{i}]={w} is negative; weights must be >= 0"
@@ -81,7 +78,7 @@ def _fast_weights(weights: Any) -> tuple[tuple[Any, ...], Fraction | int] | None
         weights = weights.resolve()
     if type(weights) is ValidatedRow and weights.untouched():
         # A row as the model (or output_distribution) gave it: validated, summing to 1.
-        return weights.source, _ONE
+        return weights.source, ONE
     if type(weights) is not list and type(weights) is not tuple:
         return None
     common = 1
@@ -185,11 +182,11 @@ class _UniformState:
     def __init__(self, index: int, scale: int | None) -> None:
         self.index = index
         self.scale = scale
-        self.intervals: list[tuple[Any, Any]] = [(_ZERO, _ONE)] if scale is None \
+        self.intervals: list[tuple[Any, Any]] = [(ZERO, ONE)] if scale is None \
             else [(0, scale)]
 
     def measure(self, intervals: list[tuple[Any, Any]]) -> Any:
-        return sum((hi - lo for lo, hi in intervals), _ZERO if self.scale is None else 0)
+        return sum((hi - lo for lo, hi in intervals), ZERO if self.scale is None else 0)
 
     def cut(self, threshold: Fraction, inclusive: bool) -> int | Fraction:
         """The point splitting {u < t} (or {u <= t}) from the rest, in state units."""
@@ -317,11 +314,11 @@ class LazyUniform(UniformRefusals):
         return self._new(-self._a, self._const(other, "-") - self._b)
 
     def __mul__(self, other: Any) -> LazyUniform:
-        if type(other) is Fraction and self._b is _ZERO:
+        if type(other) is Fraction and self._b is ZERO:
             # u * c, the usual first half of an acceptance test: no conversions.
             a = self._a
-            return LazyUniform(self._rng, self._state, other if a is _ONE else a * other,
-                               _ZERO)
+            return LazyUniform(self._rng, self._state, other if a is ONE else a * other,
+                               ZERO)
         c = self._const(other, "*")
         return self._new(self._a * c, self._b * c)
 
@@ -354,17 +351,17 @@ class LazyUniform(UniformRefusals):
 
     def _compare(self, op: str, other: Any) -> bool:
         a, b = self._a, self._b
-        if type(other) is Fraction and b is _ZERO and a.numerator > 0 and op in _ORDER_OPS:
+        if type(other) is Fraction and b is ZERO and a.numerator > 0 and op in _ORDER_OPS:
             # a * u < t with a > 0 (every acceptance test): straight to t / a.
             rng = self._rng
             rng.chooser.tick()
-            return rng.compare_uniform(self._state, op, other if a is _ONE else other / a)
+            return rng.compare_uniform(self._state, op, other if a is ONE else other / a)
         if isinstance(other, LazyUniform):
             if other._state is not self._state:
                 raise self._rng.unsupported(
                     "comparing two different uniform draws; only one draw at a time "
                     "can be compared with a number")
-            a, b, other = a - other._a, b - other._b, _ZERO
+            a, b, other = a - other._a, b - other._b, ZERO
         else:
             other = self._const(other, op)
         rng = self._rng
@@ -426,13 +423,14 @@ class LazyToken:
     their sum.
     """
 
-    __slots__ = ("_draw", "_rng", "_support", "_value", "candidates", "total", "weights")
+    __slots__ = ("_rng", "_support", "_value", "candidates", "draw", "total", "weights")
     __array_ufunc__ = None
 
     def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Any, ...],
                  total: Fraction | int) -> None:
         self._rng = rng
-        self._draw = draw
+        #: Which categorical draw of the run this token came from (0, 1, ...).
+        self.draw = draw
         self.weights = weights
         self.total = total
         #: ``None`` (every positive-weight id) or a tuple of the ids still possible.
@@ -458,7 +456,7 @@ class LazyToken:
     def law(self) -> list[tuple[int, Fraction]]:
         """The exact conditional law of the token given what was inspected so far."""
         if self._value is not None:
-            return [(self._value, _ONE)]
+            return [(self._value, ONE)]
         if self.candidates is None:
             return _law(self.weights, self.total, None)
         return _law(self.weights, None, self.candidates)
@@ -586,7 +584,7 @@ class LazyToken:
     def __repr__(self) -> str:
         if self._value is not None:
             return repr(self._value)
-        return f"<lazy token from categorical draw #{self._draw}>"
+        return f"<lazy token from categorical draw #{self.draw}>"
 
 
 def _law(weights: tuple[Any, ...], total: Any, ids: tuple[int, ...] | None
@@ -598,7 +596,7 @@ def _law(weights: tuple[Any, ...], total: Any, ids: tuple[int, ...] | None
         if type(total) is int:  # integer weights (see _fast_weights)
             return [(i, Fraction(w, total)) for i, w in enumerate(weights) if w]
         return [(i, w / total) for i, w in enumerate(weights) if w]
-    total = sum((weights[i] for i in ids), _ZERO)
+    total = sum((weights[i] for i in ids), ZERO)
     return [(i, weights[i] / total) for i in ids]
 
 
@@ -689,7 +687,7 @@ class ExactRandom:
         self._check_active()
         self.chooser.tick()
         self._uniforms += 1
-        return LazyUniform(self, _UniformState(self._uniforms, self._scale), _ONE, _ZERO)
+        return LazyUniform(self, _UniformState(self._uniforms, self._scale), ONE, ZERO)
 
     def categorical(self, weights: Sequence[Any]) -> LazyToken:
         """Index i with probability weights[i] / sum(weights), lazily."""
@@ -807,7 +805,7 @@ class ExactRandom:
         ids = token._ids()
         if len(ids) == 1:
             return ids[0]
-        draw = token._draw
+        draw = token.draw
         # The law is only built when the choice point is first explored; a
         # replay needs nothing but the recorded choice.
         value: int = self.chooser.choose(
@@ -826,12 +824,12 @@ class ExactRandom:
         if not yes:
             return False
         ws = token.weights
-        total = sum((ws[i] for i in ids), _ZERO)
-        p_yes = sum((ws[i] for i in yes), _ZERO) / total
+        total = sum((ws[i] for i in ids), ZERO)
+        p_yes = sum((ws[i] for i in yes), ZERO) / total
         truth: bool = self.chooser.choose(
-            ("split", token._draw, op, other, p_yes),
+            ("split", token.draw, op, other, p_yes),
             lambda: ((True, p_yes), (False, 1 - p_yes)),
-            f"token #{token._draw} {op} {other}")
+            f"token #{token.draw} {op} {other}")
         token.narrow(yes if truth else tuple(i for i in ids if i not in set(yes)))
         return truth
 
@@ -863,7 +861,7 @@ class SeededRandom:
     def categorical(self, weights: Sequence[Any]) -> int:
         ws, total = _weights(weights, "categorical")
         target = Fraction(self._random.random()) * total
-        acc = _ZERO
+        acc = ZERO
         last = 0
         for i, w in enumerate(ws):
             if w:

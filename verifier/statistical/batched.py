@@ -49,6 +49,8 @@ from specexact.statistical.audit import (
     StatisticalReport,
     default_panel,
     judge_counts,
+    require_module,
+    scipy_stats,
 )
 from specexact.validation import check_choice, check_integer
 
@@ -79,9 +81,7 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 def _require_numpy() -> Any:
-    from specexact.statistical.audit import _require  # same module family: one message
-
-    return _require("numpy")
+    return require_module("numpy")
 
 
 def _code_names(code: Any) -> set[str]:
@@ -486,9 +486,7 @@ def batched_statistical_audit(fn: Callable[..., Any], *, samples: int | None = N
     if not panel or not all(isinstance(c, Case) for c in panel):
         msg = "cases must be a non-empty sequence of Case (see Case.of)"
         raise InvalidArgument(msg)
-    from specexact.statistical.audit import _scipy_stats
-
-    _scipy_stats()  # fail before any draw if scipy is missing
+    scipy_stats()  # fail before any draw if scipy is missing
     units = units_of(panel, generators)
     tally = Tally(units)
     budget = Budget(max_seconds, samples * len(units), progress, len(units))

@@ -28,7 +28,13 @@ from typing import Any
 
 from specexact.errors import InvalidArgument
 from specexact.numbers import as_distribution
-from specexact.statistical.audit import DEFAULT_ALPHA, Case, StatisticalReport, judge_counts
+from specexact.statistical.audit import (
+    DEFAULT_ALPHA,
+    Case,
+    StatisticalReport,
+    judge_counts,
+    scipy_stats,
+)
 from specexact.statistical.batched import (
     DEFAULT_BATCH_ROWS,
     Backend,
@@ -193,9 +199,7 @@ def batched_chain_audit(fn: Callable[..., Any], *, gamma: int, horizon: int | No
         msg = "cases must be a non-empty sequence of ChainCase"
         raise InvalidArgument(msg)
     np = backend.np
-    from specexact.statistical.audit import _scipy_stats
-
-    _scipy_stats()
+    scipy_stats()
     trie = _build(panel, horizon, gamma, np)
     units = units_of(trie.cases, generators)
     case_of_unit = [trie.cases.index(u.case) for u in units]

@@ -620,7 +620,7 @@ class _StepProver:
         found = []
         lins = [c.lin for c in region if c.rel == ">=" and c.lin is not None]
         # Every row a linear constraint names: ``p[0]_2 == 1`` forces p[0]_0 = p[0]_1 = 0.
-        rows = space._rows_of([c.lin for c in region if c.lin is not None])
+        rows = space.rows_of([c.lin for c in region if c.lin is not None])
         unit = [tuple(Fraction(int(i == j)) for j in range(space.n + 1))
                 for r in rows for i in space.row_vars[r]]
         simplex = [space.simplex_rows[r] for r in rows] if space.vocab_size > 1 else []
