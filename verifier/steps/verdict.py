@@ -11,16 +11,17 @@ from specexact.distribution import Distribution
 from specexact.errors import SamplerFailure
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import ComparedVerdict, compare_laws
+from specexact.numbers import ZERO
 from specexact.steps.decode import (
     CacheDivergence,
     DecodeClock,
     DecodeRun,
     Step,
-    _check_horizon,
-    _check_processors,
-    _compose,
-    _prepare,
-    _target_law,
+    check_horizon,
+    check_processors,
+    compose_decode,
+    prepare_sides,
+    recorded_target_law,
 )
 from specexact.steps.models import format_prefix
 from specexact.steps.processors import ProcessorPipeline, ProcessorsExhausted
@@ -36,7 +37,6 @@ __all__ = [
 ]
 
 Prefix = tuple[int, ...]
-_ZERO = Fraction(0)
 
 
 def _by_prefix(law: Mapping[Hashable, Fraction], length: int,
@@ -45,7 +45,7 @@ def _by_prefix(law: Mapping[Hashable, Fraction], length: int,
     out: dict[Any, Fraction] = {}
     for outcome, prob in law.items():
         key = view(outcome)[:length]
-        out[key] = out.get(key, _ZERO) + prob
+        out[key] = out.get(key, ZERO) + prob
     return out
 
 
@@ -77,11 +77,11 @@ def first_differing_prefix(expected: Mapping[Hashable, Fraction],
     longest = max((len(view(k)) for k in (*expected, *actual)), default=0)
     for length in range(1, longest + 1):
         e, a = _by_prefix(expected, length, view), _by_prefix(actual, length, view)
-        differing = sorted(k for k in set(e) | set(a) if e.get(k, _ZERO) != a.get(k, _ZERO))
+        differing = sorted(k for k in set(e) | set(a) if e.get(k, ZERO) != a.get(k, ZERO))
         if differing:
             first = differing[0]
-            return first, e.get(first, _ZERO), a.get(first, _ZERO)
-    return None, _ZERO, _ZERO
+            return first, e.get(first, ZERO), a.get(first, ZERO)
+    return None, ZERO, ZERO
 
 
 def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distribution:
@@ -90,8 +90,8 @@ def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distributio
     mass: dict[Hashable, Fraction] = {}
     for seq, prob in law.items():
         if len(seq) > n and seq[:n] == context:
-            mass[seq[n]] = mass.get(seq[n], _ZERO) + prob
-    total = sum(mass.values(), _ZERO)
+            mass[seq[n]] = mass.get(seq[n], ZERO) + prob
+    total = sum(mass.values(), ZERO)
     return Distribution({k: v / total for k, v in mass.items()}) if total else Distribution()
 
 
@@ -125,7 +125,7 @@ class DecodeComparison:
         set_(self, "support_violation", base.support_violation)
         set_(self, "invalid_mass", base.invalid_mass)
         first: Prefix | None = None
-        fe = fa = _ZERO
+        fe = fa = ZERO
         if base.difference:
             first, fe, fa = first_differing_prefix(self.expected, self.actual)
         set_(self, "first_difference", first)
@@ -247,15 +247,6 @@ class StepVerdict(ComparedVerdict):
         return render_table(("sequence", "expected", "actual", "actual - expected"), shown,
                             footer=footer)
 
-    def models_table(self) -> str:
-        """The model rows the run asked for, one prefix a line."""
-        lines = []
-        for name, rows in (("target", self.target_rows), ("draft", self.draft_rows)):
-            for prefix in sorted(rows):
-                row = ", ".join(str(x) for x in rows[prefix])
-                lines.append(f"{name}({format_prefix(prefix) or '()'}) = ({row})")
-        return "\n".join(lines)
-
     def to_json(self) -> dict[str, Any]:
         """The witness as JSON-ready data: fractions as strings, prefixes as ``"0,1"``."""
         return step_witness_json(self.target_rows, self.draft_rows, self.horizon,
@@ -296,12 +287,12 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     :class:`~specexact.errors.Undecided`; malformed models raise
     :class:`~specexact.errors.InvalidInput`.
     """
-    horizon = _check_horizon(horizon)
-    pipeline = _check_processors(processors)
+    horizon = check_horizon(horizon)
+    pipeline = check_processors(processors)
     clock = DecodeClock(budget)
-    t, d, vocab_size = _prepare(target, draft)
+    t, d, vocab_size = prepare_sides(target, draft)
     assert t.recorder is not None
-    expected = _target_law(t.recorder, horizon, clock, pipeline)
+    expected = recorded_target_law(t.recorder, horizon, clock, pipeline)
     run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
 
     def verdict(comparison: DecodeComparison | None, crash: SamplerFailure | None = None
@@ -310,7 +301,7 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
                            run.divergence, t.witness_rows(), d.witness_rows(), pipeline)
 
     try:
-        _compose(step, t, d, run, clock, uniform_bits, pipeline)
+        compose_decode(step, t, d, run, clock, uniform_bits, pipeline)
     except SamplerFailure as failure:
         cause = failure.__cause__
         if isinstance(cause, ProcessorsExhausted) and pipeline is not None \
