@@ -10,7 +10,7 @@ from typing import Any, final
 from specexact.distribution import Distribution
 from specexact.errors import SamplerFailure
 from specexact.exact.tree import Budget
-from specexact.exact.verdict import ComparedVerdict, compare_laws
+from specexact.exact.verdict import ComparedVerdict, LawComparison, is_valid_output
 from specexact.numbers import ZERO
 from specexact.steps.decode import (
     CacheDivergence,
@@ -30,6 +30,7 @@ from specexact.witness import step_witness_json
 
 __all__ = [
     "DecodeComparison",
+    "SequenceComparison",
     "StepVerdict",
     "check_step",
     "compare_decodes",
@@ -95,9 +96,37 @@ def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distributio
     return Distribution({k: v / total for k, v in mass.items()}) if total else Distribution()
 
 
+@dataclass(frozen=True)
+class SequenceComparison(LawComparison):
+    """An exact comparison of two laws over sequences, with where they first part.
+
+    ``first_difference`` is the shortest sequence prefix whose probability
+    differs (the laws agree on every shorter one), ``None`` when the laws are
+    equal; ``first_expected`` / ``first_actual`` are its two probabilities.
+    """
+
+    first_difference: Any = field(init=False)
+    first_expected: Fraction = field(init=False)
+    first_actual: Fraction = field(init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        first, fe, fa = None, ZERO, ZERO
+        if self.difference:
+            first, fe, fa = first_differing_prefix(self.expected, self.actual, self.as_sequence)
+        set_ = object.__setattr__
+        set_(self, "first_difference", first)
+        set_(self, "first_expected", fe)
+        set_(self, "first_actual", fa)
+
+    def as_sequence(self, outcome: Any) -> Any:
+        """The sequence whose prefixes are compared: the outcome itself (token ids)."""
+        return outcome
+
+
 @final
 @dataclass(frozen=True)
-class DecodeComparison:
+class DecodeComparison(SequenceComparison):
     """The exact comparison of a decode's joint law with the target's.
 
     ``first_difference`` is the shortest sequence whose probability differs
@@ -106,35 +135,11 @@ class DecodeComparison:
     ``expected_next`` / ``actual_next`` the two next-token laws after it.
     """
 
-    expected: Distribution
-    actual: Distribution
     vocab_size: int
-    difference: Mapping[Hashable, Fraction] = field(init=False)
-    tv: Fraction = field(init=False)
-    support_violation: Fraction = field(init=False)
-    invalid_mass: Fraction = field(init=False)
-    first_difference: Prefix | None = field(init=False)
-    first_expected: Fraction = field(init=False)
-    first_actual: Fraction = field(init=False)
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        base = compare_laws(self.expected, self.actual, self.vocab_size)
-        set_(self, "difference", base.difference)
-        set_(self, "tv", base.tv)
-        set_(self, "support_violation", base.support_violation)
-        set_(self, "invalid_mass", base.invalid_mass)
-        first: Prefix | None = None
-        fe = fa = ZERO
-        if base.difference:
-            first, fe, fa = first_differing_prefix(self.expected, self.actual)
-        set_(self, "first_difference", first)
-        set_(self, "first_expected", fe)
-        set_(self, "first_actual", fa)
-
-    @property
-    def equal(self) -> bool:
-        return not self.difference
+    def is_valid(self, outcome: Hashable) -> bool:
+        """Whether ``outcome`` is a sequence of token ids of the vocabulary."""
+        return is_valid_output(outcome, self.vocab_size)
 
     @property
     def context(self) -> Prefix | None:
@@ -185,12 +190,7 @@ class StepVerdict(ComparedVerdict):
 
     @property
     def passed(self) -> bool:
-        return (self.crash is None and self.cache_divergence is None
-                and self.comparison is not None and self.comparison.equal)
-
-    @property
-    def expected(self) -> Distribution | None:
-        return None if self.comparison is None else self.comparison.expected
+        return self.cache_divergence is None and super().passed
 
     @property
     def reason(self) -> str:
