@@ -27,6 +27,7 @@ import itertools
 import random as _random
 import sys
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NoReturn
 
@@ -154,18 +155,16 @@ def _eager(source: type[ExactRandom]) -> type[ExactRandom]:
     return eager
 
 
+@dataclass(frozen=True)
 class _Run:
     """One enumeration's fixed parts: the code, the options and the observers."""
 
-    def __init__(self, run: Callable[[Any], Any], budget: Budget | None,
-                 uniform_bits: int | None, context: dict[str, Any] | None,
-                 normalise: Normalise, explain: Callable[[Exception], str] | None) -> None:
-        self.run = run
-        self.budget = budget
-        self.uniform_bits = uniform_bits
-        self.context = context
-        self.normalise = normalise
-        self.explain = explain
+    run: Callable[[Any], Any]
+    budget: Budget | None
+    uniform_bits: int | None
+    context: dict[str, Any] | None
+    normalise: Normalise
+    explain: Callable[[Exception], str] | None
 
     def executor(self, source: type[ExactRandom], eager: bool) -> Callable[[Chooser], Any]:
         run, uniform_bits, context, explain = self.run, self.uniform_bits, self.context, \
