@@ -27,6 +27,7 @@ from specexact.numbers import ONE, ZERO, to_fraction
 from specexact.validation import check_optional_integer
 
 __all__ = [
+    "AffineUniform",
     "ExactRandom",
     "ForeignRandomAPI",
     "LazyToken",
@@ -262,116 +263,101 @@ class UniformRefusals:
         raise self._rng.unsupported("abs(u)")
 
 
-class LazyUniform(UniformRefusals):
-    """``a * u + b`` for a lazy uniform ``u``; comparing it with a number branches.
+class AffineUniform(UniformRefusals):
+    """``a * u + b`` for one lazy uniform draw ``u``: the arithmetic every random source shares.
 
-    Supports ``+ - *`` with exact numbers, division by a nonzero number,
-    negation, and comparisons (``< <= > >= == !=``) with numbers or with
-    another expression of the *same* draw.  Converting it to a float, or
-    combining two different draws, raises :class:`UnsupportedOperation`.
+    ``+ - *`` with constants, division by a nonzero constant, negation, and the six
+    comparisons (with a constant, or with another expression of the *same* draw);
+    dividing by a uniform or combining two draws is refused.  A source's uniform says
+    what a constant is (:meth:`_number`), how a new expression is made (:meth:`_new`),
+    when a divisor is zero (:meth:`_check_divisor`) and how a comparison is decided
+    (:meth:`_compare`): exactly (:class:`LazyUniform`) or symbolically (the prover's).
     """
 
     __slots__ = ("_a", "_b", "_rng", "_state")
-    _rng: ExactRandom
     __array_ufunc__ = None  # make numpy scalars defer to our reflected operators
 
-    def __init__(self, rng: ExactRandom, state: _UniformState, a: Fraction, b: Fraction) -> None:
+    def __init__(self, rng: Any, state: Any, a: Any, b: Any) -> None:
         self._rng = rng
         self._state = state
         self._a = a
         self._b = b
 
+    # -- what each source decides -------------------------------------------
+
+    def _number(self, other: Any) -> Any:
+        """``other`` as a constant of this source, or None when it is not one."""
+        raise NotImplementedError
+
+    def _new(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def _check_divisor(self, c: Any) -> None:
+        raise NotImplementedError
+
+    def _compare(self, op: str, other: Any) -> bool:
+        raise NotImplementedError
+
     # -- arithmetic --------------------------------------------------------
 
-    def _const(self, other: Any, op: str) -> Fraction:
-        if isinstance(other, LazyUniform):
+    def _const(self, other: Any, op: str) -> Any:
+        if isinstance(other, AffineUniform):
             raise self._rng.unsupported(
                 f"'{op}' between two uniform expressions is not affine in one draw")
         if isinstance(other, LazyToken):
             raise self._rng.unsupported(f"'{op}' between a uniform and a lazy token")
-        try:
-            return to_fraction(other, name="operand")
-        except InvalidArgument:
+        c = self._number(other)
+        if c is None:
             raise self._rng.unsupported(
-                f"'{op}' between a uniform and {type(other).__name__} {other!r}") from None
+                f"'{op}' between a uniform and {type(other).__name__} {other!r}")
+        return c
 
-    def _new(self, a: Fraction, b: Fraction) -> LazyUniform:
-        return LazyUniform(self._rng, self._state, a, b)
+    def _same_draw(self, other: Any) -> tuple[Any, Any]:
+        """``(a, b)`` of ``other``, an expression of the same draw (refused otherwise)."""
+        if other._state is not self._state:
+            raise self._rng.unsupported(
+                "comparing two different uniform draws; only one draw at a time "
+                "can be compared with a number")
+        return other._a, other._b
 
-    def __add__(self, other: Any) -> LazyUniform:
-        if isinstance(other, LazyUniform) and other._state is self._state:
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, AffineUniform) and other._state is self._state:
             return self._new(self._a + other._a, self._b + other._b)
         return self._new(self._a, self._b + self._const(other, "+"))
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> LazyUniform:
-        if isinstance(other, LazyUniform) and other._state is self._state:
+    def __sub__(self, other: Any) -> Any:
+        if isinstance(other, AffineUniform) and other._state is self._state:
             return self._new(self._a - other._a, self._b - other._b)
         return self._new(self._a, self._b - self._const(other, "-"))
 
-    def __rsub__(self, other: Any) -> LazyUniform:
+    def __rsub__(self, other: Any) -> Any:
         return self._new(-self._a, self._const(other, "-") - self._b)
 
-    def __mul__(self, other: Any) -> LazyUniform:
-        if type(other) is Fraction and self._b is ZERO:
-            # u * c, the usual first half of an acceptance test: no conversions.
-            a = self._a
-            return LazyUniform(self._rng, self._state, other if a is ONE else a * other,
-                               ZERO)
+    def __mul__(self, other: Any) -> Any:
         c = self._const(other, "*")
         return self._new(self._a * c, self._b * c)
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> LazyUniform:
+    def __truediv__(self, other: Any) -> Any:
         c = self._const(other, "/")
-        if c == 0:
-            raise ZeroDivisionError("division of a uniform expression by zero")
+        self._check_divisor(c)
         return self._new(self._a / c, self._b / c)
 
-    def __rtruediv__(self, other: Any) -> LazyUniform:
+    def __rtruediv__(self, other: Any) -> Any:
         raise self._rng.unsupported("dividing by a uniform (1/u is not affine)")
 
-    def __neg__(self) -> LazyUniform:
+    def __neg__(self) -> Any:
         return self._new(-self._a, -self._b)
 
-    def __pos__(self) -> LazyUniform:
+    def __pos__(self) -> Any:
         return self
-
-    def __repr__(self) -> str:
-        name = f"u{self._state.index}"
-        if self._a == 1 and self._b == 0:
-            return f"<lazy uniform {name}>"
-        return f"<lazy uniform {self._a}*{name} + {self._b}>"
 
     __hash__ = object.__hash__
 
     # -- comparisons -------------------------------------------------------
-
-    def _compare(self, op: str, other: Any) -> bool:
-        a, b = self._a, self._b
-        if type(other) is Fraction and b is ZERO and a.numerator > 0 and op in _ORDER_OPS:
-            # a * u < t with a > 0 (every acceptance test): straight to t / a.
-            rng = self._rng
-            rng.chooser.tick()
-            return rng.compare_uniform(self._state, op, other if a is ONE else other / a)
-        if isinstance(other, LazyUniform):
-            if other._state is not self._state:
-                raise self._rng.unsupported(
-                    "comparing two different uniform draws; only one draw at a time "
-                    "can be compared with a number")
-            a, b, other = a - other._a, b - other._b, ZERO
-        else:
-            other = self._const(other, op)
-        rng = self._rng
-        rng.chooser.tick()
-        if a == 0:
-            return compare_values(op, b, other)
-        threshold = (other - b) / a
-        if a < 0:
-            op = _FLIP[op]
-        return rng.compare_uniform(self._state, op, threshold)
 
     def __lt__(self, other: Any) -> bool:
         return self._compare("<", other)
@@ -385,11 +371,78 @@ class LazyUniform(UniformRefusals):
     def __ge__(self, other: Any) -> bool:
         return self._compare(">=", other)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return self._compare("==", other)
 
-    def __ne__(self, other: Any) -> bool:
+    def __ne__(self, other: object) -> bool:
         return self._compare("!=", other)
+
+
+class LazyUniform(AffineUniform):
+    """``a * u + b`` for a lazy uniform ``u``; comparing it with a number branches.
+
+    Supports ``+ - *`` with exact numbers, division by a nonzero number,
+    negation, and comparisons (``< <= > >= == !=``) with numbers or with
+    another expression of the *same* draw.  Converting it to a float, or
+    combining two different draws, raises :class:`UnsupportedOperation`.
+    """
+
+    __slots__ = ()
+    _rng: ExactRandom
+    _state: _UniformState
+    _a: Fraction
+    _b: Fraction
+
+    def _number(self, other: Any) -> Fraction | None:
+        try:
+            return to_fraction(other, name="operand")
+        except InvalidArgument:
+            return None
+
+    def _new(self, a: Fraction, b: Fraction) -> LazyUniform:
+        return LazyUniform(self._rng, self._state, a, b)
+
+    def _check_divisor(self, c: Fraction) -> None:
+        if c == 0:
+            raise ZeroDivisionError("division of a uniform expression by zero")
+
+    def __mul__(self, other: Any) -> LazyUniform:
+        if type(other) is Fraction and self._b is ZERO:
+            # u * c, the usual first half of an acceptance test: no conversions.
+            a = self._a
+            return LazyUniform(self._rng, self._state, other if a is ONE else a * other,
+                               ZERO)
+        c = self._const(other, "*")
+        return self._new(self._a * c, self._b * c)
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        name = f"u{self._state.index}"
+        if self._a == 1 and self._b == 0:
+            return f"<lazy uniform {name}>"
+        return f"<lazy uniform {self._a}*{name} + {self._b}>"
+
+    def _compare(self, op: str, other: Any) -> bool:
+        a, b = self._a, self._b
+        if type(other) is Fraction and b is ZERO and a.numerator > 0 and op in _ORDER_OPS:
+            # a * u < t with a > 0 (every acceptance test): straight to t / a.
+            rng = self._rng
+            rng.chooser.tick()
+            return rng.compare_uniform(self._state, op, other if a is ONE else other / a)
+        if isinstance(other, AffineUniform):
+            other_a, other_b = self._same_draw(other)
+            a, b, other = a - other_a, b - other_b, ZERO
+        else:
+            other = self._const(other, op)
+        rng = self._rng
+        rng.chooser.tick()
+        if a == 0:
+            return compare_values(op, b, other)
+        threshold = (other - b) / a
+        if a < 0:
+            op = _FLIP[op]
+        return rng.compare_uniform(self._state, op, threshold)
 
 
 _COMPARISONS = {
