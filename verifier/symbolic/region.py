@@ -27,7 +27,7 @@ from specexact.errors import UnsupportedOperation
 from specexact.numbers import ZERO
 from specexact.symbolic.lp import constrained_point
 
-__all__ = ["Constraint", "Lin", "Point", "Space"]
+__all__ = ["Constraint", "Lin", "Point", "Space", "Variables", "pq_variables"]
 
 Lin = tuple[Fraction, ...]
 Rel = Literal[">", ">=", "=="]
@@ -133,26 +133,60 @@ def _scaled(lin: Lin) -> Lin:
     return lin
 
 
-class Space:
-    """The symbols of one vocabulary size and exact LP queries over the simplex."""
+@dataclass(frozen=True)
+class Variables:
+    """The symbols a space works in.
 
-    def __init__(self, vocab_size: int) -> None:
-        self.vocab_size = v = vocab_size
+    ``p`` and ``q`` are every target and draft symbol; ``variables`` the free
+    ones, in LP column order; ``elimination`` gives each eliminated symbol as
+    ``1 - sum`` of its row's free ones; ``simplex_rows`` are the linear forms
+    ``1 - sum >= 0`` that keep each eliminated entry nonnegative.
+    """
+
+    p: tuple[Any, ...]
+    q: tuple[Any, ...]
+    variables: tuple[Any, ...]
+    elimination: dict[Any, Any]
+    simplex_rows: tuple[Lin, ...]
+
+
+def pq_variables(vocab_size: int) -> Variables:
+    """A sampler's symbols: one target row ``p0..`` and one draft row ``q0..``."""
+    v = vocab_size
+    p = sympy.symbols(f"p0:{v}")
+    q = sympy.symbols(f"q0:{v}")
+    half = v - 1
+    # The simplex rows beyond x >= 0: p_{V-1} >= 0 and q_{V-1} >= 0.
+    simplex_rows: tuple[Lin, ...] = (
+        (*([Fraction(-1)] * half), *([ZERO] * half), Fraction(1)),
+        (*([ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
+    ) if v > 1 else ()
+    return Variables(p, q, (*p[:-1], *q[:-1]),
+                     {p[-1]: 1 - sum(p[:-1]), q[-1]: 1 - sum(q[:-1])}, simplex_rows)
+
+
+class Space:
+    """The symbols of one vocabulary size and exact LP queries over the simplex.
+
+    ``variables`` defaults to a sampler's (:func:`pq_variables`); a space over other
+    rows (:class:`~specexact.symbolic.step_space.StepSpace`) passes its own, with a
+    ``cache_key`` of its own.
+    """
+
+    def __init__(self, vocab_size: int, variables: Variables | None = None,
+                 cache_key: Any = None) -> None:
+        self.vocab_size = vocab_size
         #: Keys the module-level sign and factor caches (signs.py): one per meaning of a
         #: linear form, so spaces over other variables (step_space.py) never share entries.
-        self.cache_key: Any = vocab_size
-        self.p = sympy.symbols(f"p0:{v}")
-        self.q = sympy.symbols(f"q0:{v}")
-        self.variables: tuple[sympy.Symbol, ...] = (*self.p[:-1], *self.q[:-1])
+        self.cache_key: Any = vocab_size if cache_key is None else cache_key
+        layout = pq_variables(vocab_size) if variables is None else variables
+        self.p = layout.p
+        self.q = layout.q
+        self.variables: tuple[sympy.Symbol, ...] = layout.variables
         self.n = len(self.variables)
         self.index = {s: i for i, s in enumerate(self.variables)}
-        self.elimination = {self.p[-1]: 1 - sum(self.p[:-1]), self.q[-1]: 1 - sum(self.q[:-1])}
-        # The simplex rows beyond x >= 0: p_{V-1} >= 0 and q_{V-1} >= 0.
-        half = v - 1
-        self.simplex_rows: tuple[Lin, ...] = (
-            (*([Fraction(-1)] * half), *([ZERO] * half), Fraction(1)),
-            (*([ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
-        ) if v > 1 else ()
+        self.elimination = layout.elimination
+        self.simplex_rows: tuple[Lin, ...] = layout.simplex_rows
         self._feasible_cache: dict[frozenset[int], bool] = {}
         self._linear_cache: dict[frozenset[Any], bool] = {}
         self._relabel_cache: dict[frozenset[int], frozenset[Any]] = {}
@@ -350,15 +384,21 @@ class Space:
         linear = [c for c in constraints if c.lin is not None]
         if not self.feasible(linear):
             return None
-        n = self.n
-        unit = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
-        inequalities = [*(c.lin for c in linear if c.rel != "=="), *unit, *self.simplex_rows]
+        inequalities = [*(c.lin for c in linear if c.rel != "==" and c.lin is not None),
+                        *self.bounds(linear)]
         rows = [c for c in linear if c.rel == "=="]
         for lin in inequalities:
             strict = Constraint(lin, ">", None)
             rows.append(strict if self.feasible((*linear, strict))
                         else Constraint(lin, "==", None))
         return self._solve(frozenset(c.key() for c in rows), None)
+
+    def bounds(self, linear: Sequence[Constraint]) -> list[Lin]:
+        """The rows ``x_i >= 0`` and the simplex rows that bound the ``linear`` constraints'
+        region (here: all of them)."""
+        n = self.n
+        unit = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
+        return [*unit, *self.simplex_rows]
 
     def random_points(self, constraints: Sequence[Constraint], count: int,
                       rng: random.Random) -> list[tuple[Fraction, ...]]:
@@ -464,10 +504,16 @@ class Space:
         return tuple(x)
 
     def contains(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        """Whether ``x`` (eliminated coordinates) lies on the simplices and satisfies every
+        constraint, exactly."""
         if any(c < 0 for c in x):
             return False
         if any(not Constraint(lin, ">=", None).holds(x) for lin in self.simplex_rows):
             return False
+        return self.satisfies(constraints, x)
+
+    def satisfies(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        """Whether the point ``x`` satisfies every constraint (linear or not), exactly."""
         return all(c.holds(x) for c in constraints)
 
 

@@ -25,7 +25,7 @@ import sympy
 
 from specexact.numbers import ONE, ZERO
 from specexact.symbolic.lp import constrained_point
-from specexact.symbolic.region import Constraint, Lin, Rel, Space
+from specexact.symbolic.region import Constraint, Lin, Rel, Space, Variables
 
 __all__ = ["RowKey", "StepSpace", "row_symbols"]
 
@@ -57,36 +57,27 @@ class StepSpace(Space):
     """Variables for the given rows (target ``"p"`` and draft ``"q"`` rows at prefixes)."""
 
     def __init__(self, vocab_size: int, rows: Sequence[RowKey]) -> None:
-        self.vocab_size = v = vocab_size
-        self.cache_key = ("step", next(_KEYS))
+        v = vocab_size
         self.rows: tuple[RowKey, ...] = tuple(dict.fromkeys(rows))
         self.row_index = {key: i for i, key in enumerate(self.rows)}
         self.symbols = {key: row_symbols(key, v) for key in self.rows}
-        self.p = tuple(s for key in self.rows if key[0] == "p" for s in self.symbols[key])
-        self.q = tuple(s for key in self.rows if key[0] == "q" for s in self.symbols[key])
-        self.variables = tuple(s for key in self.rows for s in self.symbols[key][:-1])
-        self.n = len(self.variables)
-        self.index = {s: i for i, s in enumerate(self.variables)}
-        self.elimination = {}
-        for key in self.rows:
-            syms = self.symbols[key]
-            self.elimination[syms[-1]] = 1 - sum(syms[:-1])
         half = v - 1
         #: variable indices of each row, and its simplex row 1 - sum >= 0
         self.row_vars = [tuple(range(i * half, (i + 1) * half)) for i in range(len(self.rows))]
-        self.simplex_rows = tuple(
-            (*(Fraction(-1) if j in set(vars_) else ZERO for j in range(self.n)), ONE)
-            for vars_ in self.row_vars) if half else ()
-        # Space's caches (its __init__ is not run: the variables differ).
-        self._feasible_cache = {}
-        self._linear_cache = {}
-        self._relabel_cache = {}
-        self._invariants = {}
-        self._lin_cache = {}
+        n = half * len(self.rows)
+        super().__init__(vocab_size, Variables(
+            p=tuple(s for key in self.rows if key[0] == "p" for s in self.symbols[key]),
+            q=tuple(s for key in self.rows if key[0] == "q" for s in self.symbols[key]),
+            variables=tuple(s for key in self.rows for s in self.symbols[key][:-1]),
+            elimination={self.symbols[key][-1]: 1 - sum(self.symbols[key][:-1])
+                         for key in self.rows},
+            simplex_rows=tuple(
+                (*(Fraction(-1) if j in set(vars_) else ZERO for j in range(n)), ONE)
+                for vars_ in self.row_vars) if half else ()),
+            cache_key=("step", next(_KEYS)))
         self._group_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
         #: step_source.region_empty's answers, by the constraints' ids in order.
         self.empty_cache: dict[tuple[int, ...], bool] = {}
-        self.lp_calls = 0
 
     def relabelled(self, key: frozenset[int]) -> frozenset[Any]:
         """No relabelling: Space's canonical form assumes one target and one draft row;
@@ -216,11 +207,8 @@ class StepSpace(Space):
                 mapping[s] = sympy.Rational(v.numerator, v.denominator)
         return mapping
 
-    def contains(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
-        if any(c < 0 for c in x):
-            return False
-        if any(not Constraint(lin, ">=", None).holds(x) for lin in self.simplex_rows):
-            return False
+    def satisfies(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        """Space.satisfies, with nonlinear constraints read in this space's row symbols."""
         mapping: dict[Any, Any] | None = None
         for c in constraints:
             if c.lin is not None:
@@ -287,20 +275,11 @@ class StepSpace(Space):
             points.append(tuple(x))
         return points
 
-    def interior_point(self, constraints: Sequence[Constraint]) -> tuple[Fraction, ...] | None:
-        """A point of the relative interior (see Space.interior_point), on the rows used."""
-        linear = [c for c in constraints if c.lin is not None]
-        if not self.feasible(linear):
-            return None
+    def bounds(self, linear: Sequence[Constraint]) -> list[Lin]:
+        """The rows ``x_i >= 0`` and simplex rows of the model rows ``linear`` mentions: the
+        relative interior (Space.interior_point) is then sought on those rows only."""
         used = self.rows_of([c.lin for c in linear if c.lin is not None])
         columns = [j for r in used for j in self.row_vars[r]]
         unit = [tuple(Fraction(int(i == j)) for j in range(self.n + 1)) for i in columns]
         simplex = [self.simplex_rows[r] for r in used] if self.vocab_size > 1 else []
-        inequalities = [*(c.lin for c in linear if c.rel != "==" and c.lin is not None),
-                        *unit, *simplex]
-        rows = [c for c in linear if c.rel == "=="]
-        for lin in inequalities:
-            strict = Constraint(lin, ">", None)
-            rows.append(strict if self.feasible((*linear, strict))
-                        else Constraint(lin, "==", None))
-        return self._solve(frozenset(c.key() for c in rows), None)
+        return [*unit, *simplex]
