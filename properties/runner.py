@@ -130,6 +130,16 @@ def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], An
     return checked
 
 
+def rule_checks(make_check: Callable[[Any, int | None], Callable[[C], Any]], rule: Any,
+                uniform_bits: int | None, support_variants: Sequence[tuple[Any, int | None]]
+                ) -> Callable[[C], Any]:
+    """A search's check: ``make_check(rule, uniform_bits)``, then each
+    ``(variant, bits)`` of ``support_variants`` checked the same way (see
+    :func:`with_variants`)."""
+    return with_variants(make_check(rule, uniform_bits),
+                         [make_check(variant, bits) for variant, bits in support_variants])
+
+
 def tv_score(verdict: Any) -> float:
     """The score the target phase climbs: the verdict's exact TV, as a float."""
     return float(verdict.tv or 0)
