@@ -400,6 +400,14 @@ class Space:
         unit = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
         return [*unit, *self.simplex_rows]
 
+    def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
+        """The inequalities (the bounds of :meth:`bounds` included) that hold with equality
+        on all of ``region``, as equalities."""
+        linear = [c for c in region if c.lin is not None]
+        inequalities = [c.lin for c in linear if c.rel == ">=" and c.lin is not None]
+        return [self.constraint(lin, "==") for lin in [*self.bounds(linear), *inequalities]
+                if not self.feasible((*region, self.constraint(lin, ">")))]
+
     def random_points(self, constraints: Sequence[Constraint], count: int,
                       rng: random.Random) -> list[tuple[Fraction, ...]]:
         """Rational points of the relative interior of the linear relaxation.
