@@ -17,10 +17,25 @@ from typing import Any
 
 import sympy
 
+from specexact.errors import Undecided
 from specexact.symbolic.region import Constraint, Space
-from specexact.symbolic.signs import ZERO, Decider, NeedSplit, factorise, side
+from specexact.symbolic.signs import (
+    ZERO,
+    Decider,
+    NeedSplit,
+    check_nonlinear_local,
+    factorise,
+    side,
+)
 
-__all__ = ["Leaf", "check_denominators", "check_linear_local", "path_signal"]
+__all__ = [
+    "Leaf",
+    "check_denominators",
+    "check_leaf",
+    "check_linear_local",
+    "end_path",
+    "path_signal",
+]
 
 
 @dataclass
@@ -41,6 +56,45 @@ def path_signal(decider: Any) -> BaseException | None:
         split: BaseException = decider.splits[0]
         return split
     return None
+
+
+def end_path(decider: Any, exc: Exception) -> None:
+    """After the code under test raised ``exc`` on a path: raise what really ends the path
+    (the decider's signal, see :func:`path_signal`, or an Undecided); return when ``exc``
+    is the code's own failure."""
+    signal = path_signal(decider)
+    if signal is not None:
+        raise signal from None
+    if isinstance(exc, Undecided):
+        raise exc
+
+
+def check_leaf(space: Space, cell: tuple[Constraint, ...], local: Sequence[Constraint],
+               contributions: Sequence[Any], vanishes: Callable[[tuple[Constraint, ...]], bool],
+               what: str, *, sides: tuple[Constraint, ...] | None = None,
+               skip: frozenset[int] = frozenset()) -> None:
+    """Raise NeedSplit (of the case ``cell``) unless a leaf's formula is exact on its region.
+
+    Without ``sides`` (a sampler's leaf) every local constraint is decided on the case
+    itself.  With ``sides`` (a step's leaf: the sides of the comparisons its path took,
+    at the positions ``skip`` of ``local``) the region is the case and the sides, and
+    each local constraint is decided below the ones before it.
+    """
+    before: list[Constraint] = []
+    for i, c in enumerate(local):
+        if i in skip:
+            continue
+        base = cell if sides is None else (*cell, *sides, *before)
+        before.append(c)
+        if c.lin is None:
+            # Decided on the region (base), split on the case's signs.
+            check_nonlinear_local(space, c, contributions, base,
+                                  None if sides is None else cell)
+        else:
+            check_linear_local(space, c, base, cell, vanishes)
+    case = Decider(space, cell)
+    region = case if sides is None else Decider(space, (*cell, *sides))
+    check_denominators(space, contributions, region, case, what)
 
 
 def check_linear_local(space: Space, c: Constraint, base: Sequence[Constraint],

@@ -44,21 +44,12 @@ from specexact.exact.engine import output_distribution
 from specexact.exact.random_source import LazyToken, check_uniform_bits
 from specexact.exact.tree import Budget, ChoiceTree, Chooser
 from specexact.symbolic.grid import GridHazard, grid_witness
-from specexact.symbolic.leaves import (
-    Leaf,
-    check_denominators,
-    check_linear_local,
-    path_signal,
-)
+from specexact.symbolic.leaves import Leaf, check_leaf, end_path, path_signal
 from specexact.symbolic.nonlinear import in_equality_ideal
 from specexact.symbolic.random_source import SymbolicRandom, fraction
 from specexact.symbolic.region import Constraint, Point, Space
 from specexact.symbolic.result import Case, ProofResult
-from specexact.symbolic.signs import (
-    Decider,
-    NeedSplit,
-    check_nonlinear_local,
-)
+from specexact.symbolic.signs import Decider, NeedSplit
 from specexact.symbolic.values import SymbolicUniform, SymbolicValue
 from specexact.validation import check_integer
 
@@ -153,11 +144,7 @@ class _Prover:
                 hazards.extend(rng.hazards)
                 return _outcome_law(value, space.vocab_size), tuple(decider.local)
             except Exception as exc:
-                signal = path_signal(decider)
-                if signal is not None:
-                    raise signal from None
-                if isinstance(exc, Undecided):
-                    raise
+                end_path(decider, exc)
                 raise _Crash(exc, (*cell, *decider.local), chooser.describe()) from exc
             finally:
                 rng.active = False
@@ -317,15 +304,8 @@ class _Prover:
             return self._vanishes(contributions, on_plane) or self._vanishes(
                 contributions, (*on_plane, *space.implicit_equalities(on_plane)))
 
-        for constraint in leaf.local:
-            if constraint.lin is None:
-                # Its region is the case: decided and split on the case's signs.
-                check_nonlinear_local(space, constraint, contributions, cell)
-            else:
-                check_linear_local(space, constraint, cell, cell, vanishes)
-        decider = Decider(space, cell)
-        check_denominators(space, contributions, decider, decider,
-                           "a denominator of the output law")
+        check_leaf(space, cell, leaf.local, contributions, vanishes,
+                   "a denominator of the output law")
 
     def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
         """Whether every contribution's numerator is identically 0 on the region's equalities."""

@@ -54,21 +54,11 @@ from specexact.exact.random_source import LazyToken
 from specexact.exact.tree import Budget, ChoiceTree, Chooser
 from specexact.steps.decode import decode_distribution, step_law, target_distribution
 from specexact.steps.models import TableModel
-from specexact.symbolic.leaves import (
-    Leaf,
-    check_denominators,
-    check_linear_local,
-    path_signal,
-)
+from specexact.symbolic.leaves import Leaf, check_leaf, end_path, path_signal
 from specexact.symbolic.nonlinear import in_equality_ideal
 from specexact.symbolic.random_source import SymbolicRandom, fraction
 from specexact.symbolic.region import Constraint
-from specexact.symbolic.signs import (
-    Decider,
-    NeedSplit,
-    check_nonlinear_local,
-    poly_signs,
-)
+from specexact.symbolic.signs import NeedSplit, poly_signs
 from specexact.symbolic.step_result import StepProofResult, StepRefutation
 from specexact.symbolic.step_source import (
     EmptyRegion,
@@ -410,11 +400,7 @@ class _StepProver:
                     return None, tuple(decider.local), tuple(decider.side_positions), decider.depths
                 if missing:
                     raise MissingRow(missing[0]) from None
-                signal = path_signal(decider)
-                if signal is not None:
-                    raise signal from None
-                if isinstance(exc, Undecided):
-                    raise
+                end_path(decider, exc)
                 if isinstance(exc, AttributeError) and \
                         getattr(exc, "name", None) in _CACHE_METHODS:
                     msg = (f"the step uses the stateful-model interface ({exc.name}); step "
@@ -465,22 +451,11 @@ class _StepProver:
         """
         space = self.space
         sides = leaf.sides
-        positions = set(leaf.side_positions)
+        positions = frozenset(leaf.side_positions)
         contributions = [self.reduce(leaf.weight * x, {}) for x in leaf.law.values()]
-        before: list[Constraint] = []
-        for i, c in enumerate(leaf.local):
-            if i in positions:
-                continue
-            base = (*cell, *sides, *before)
-            before.append(c)
-            if c.lin is None:
-                # Decided on the leaf's region (base), split on the case's signs.
-                check_nonlinear_local(space, c, contributions, base, cell)
-            else:
-                check_linear_local(space, c, base, cell,
-                                   lambda on_plane: self._vanishes(contributions, on_plane))
-        check_denominators(space, contributions, Decider(space, (*cell, *sides)),
-                           Decider(space, cell), "a denominator of the step's law")
+        check_leaf(space, cell, leaf.local, contributions,
+                   lambda on_plane: self._vanishes(contributions, on_plane),
+                   "a denominator of the step's law", sides=sides, skip=positions)
 
     def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
         substitution = self.equalities(region)
