@@ -49,11 +49,11 @@ class StepEfficiency:
     @property
     def expected_tokens(self) -> Fraction:
         """Expected tokens per target call."""
-        return sum((int(k) * v for k, v in self.emitted.items()), ZERO)  # type: ignore[call-overload]
+        return self.emitted.mean()
 
     @property
     def expected_accepted(self) -> Fraction:
-        return sum((int(k) * v for k, v in self.accepted.items()), ZERO)  # type: ignore[call-overload]
+        return self.accepted.mean()
 
     @property
     def reach(self) -> tuple[Fraction, ...]:
@@ -84,12 +84,8 @@ def step_efficiency(step: Step, target: Any, draft: Any, prefix: Sequence[int] =
     """
     law = step_law(step, target, draft if draft is not None else target, tuple(prefix),
                    budget=budget, uniform_bits=uniform_bits)
-    emitted: dict[int, Fraction] = {}
-    for seq, prob in law.items():
-        n = len(seq)  # type: ignore[arg-type]
-        emitted[n] = emitted.get(n, ZERO) + prob
-    return StepEfficiency(Distribution(emitted.items()),
-                          Distribution((k - 1, v) for k, v in emitted.items()))
+    emitted = law.map(len)
+    return StepEfficiency(emitted, emitted.map(lambda n: n - 1))
 
 
 def iid_acceptance(p: Sequence[Any], q: Sequence[Any]) -> Fraction:
