@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from fractions import Fraction
@@ -238,9 +237,7 @@ def test_bad_case_is_rejected() -> None:
 
 
 def test_torch_adapter_says_clearly_when_torch_is_missing(monkeypatch: Any) -> None:
-    # The module (the package's attribute of that name is the function): importing it
-    # never needs torch.
-    adapter = importlib.import_module("specexact.statistical.torch_sampler")
+    import specexact.statistical.torch_sampler as adapter  # importing never needs torch
 
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(MissingDependency, match="pip install torch"):
