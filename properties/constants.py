@@ -18,7 +18,7 @@ import functools
 import inspect
 import math
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -67,46 +67,58 @@ def code_constants(fn: Any, *, limit: int = 6) -> tuple[Fraction, ...]:
     return tuple(sorted(found)[:limit])
 
 
-def _numbers(fn: Any) -> Iterator[Any]:
-    """Numbers the code can read: its literals, and the numbers held by the objects it
-    reaches (closures, defaults, globals it names, the attributes it names of modules
-    and objects, instance and class attributes of a callable object, dict values)."""
-    seen: set[int] = set()
-    stack: list[tuple[Any, int]] = [(fn, 0)]
-    names: set[str] = set()  # attribute names the code reads, for modules it reaches
-    modules: list[tuple[types.ModuleType, int]] = []
+def _walk(start: Any, depth: int, seen: set[int],
+          visit: Callable[[Any, int, list[tuple[Any, int]]], Iterator[Any]]) -> Iterator[Any]:
+    """The numbers reachable from ``start``: each object once, at most ``_MAX_DEPTH`` deep.
+
+    ``visit(obj, depth, stack)`` handles an object that is not a number: it yields the
+    numbers it names and pushes ``(object, depth)`` for what it reaches.
+    """
+    stack: list[tuple[Any, int]] = [(start, depth)]
     while stack:
-        obj, depth = stack.pop()
-        if id(obj) in seen or depth > _MAX_DEPTH:
+        obj, d = stack.pop()
+        if id(obj) in seen or d > _MAX_DEPTH:
             continue
         seen.add(id(obj))
         if _is_number(obj):
             yield obj
             continue
+        yield from visit(obj, d, stack)
+
+
+def _numbers(fn: Any) -> Iterator[Any]:
+    """Numbers the code can read: its literals, and the numbers held by the objects it
+    reaches (closures, defaults, globals it names, the attributes it names of modules
+    and objects, instance and class attributes of a callable object, dict values)."""
+    seen: set[int] = set()
+    names: set[str] = set()  # attribute names the code reads, for modules it reaches
+    modules: list[tuple[types.ModuleType, int]] = []
+
+    def visit(obj: Any, depth: int, stack: list[tuple[Any, int]]) -> Iterator[Any]:
         if isinstance(obj, functools.partial):
             stack.append((obj.func, depth + 1))
             stack.extend((a, depth + 1) for a in (*obj.args, *obj.keywords.values()))
-            continue
+            return
         if isinstance(obj, types.MethodType):
             stack.append((obj.__self__, depth + 1))
             obj = obj.__func__
         if isinstance(obj, types.ModuleType):
             if not _foreign(obj, obj.__name__):
                 modules.append((obj, depth))
-            continue
+            return
         if not isinstance(obj, types.FunctionType):
             stack.extend((value, depth + 1) for value in _held(obj))
             call = vars(type(obj)).get("__call__")  # a callable object's method
             if isinstance(call, types.FunctionType) and not _foreign(call):
                 stack.append((call, depth + 1))
-            continue
+            return
         inner = getattr(obj, "__wrapped__", None)
         if inner is not None:
             stack.append((inner, depth + 1))
         cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
         stack.extend((c, depth + 1) for c in cells if callable(c))
         if _foreign(obj):
-            continue
+            return
         stack.extend((c, depth + 1) for c in cells if not callable(c))
         stack.extend((d, depth + 1) for d in (*(obj.__defaults__ or ()),
                                               *(obj.__kwdefaults__ or {}).values()))
@@ -129,26 +141,21 @@ def _numbers(fn: Any) -> Iterator[Any]:
                         yield _FINFO[name]
                 elif instruction.opname == "LOAD_GLOBAL" and name in obj.__globals__:
                     stack.append((obj.__globals__[name], depth + 1))
+
+    yield from _walk(fn, 0, seen, visit)
     # Modules the code reaches: the attributes it reads of them (``cfg.EPS``).
     for module, depth in modules:
         for name in sorted(names):
             value = getattr(module, name, None)
             if value is not None:
-                yield from _numbers_of(value, depth + 1, seen)
+                yield from _walk(value, depth + 1, seen, _data)
 
 
-def _numbers_of(obj: Any, depth: int, seen: set[int]) -> Iterator[Any]:
-    """Numbers held by a data object (not its functions), depth-limited."""
-    stack = [(obj, depth)]
-    while stack:
-        current, d = stack.pop()
-        if id(current) in seen or d > _MAX_DEPTH:
-            continue
-        seen.add(id(current))
-        if _is_number(current):
-            yield current
-        elif not callable(current):
-            stack.extend((value, d + 1) for value in _held(current))
+def _data(obj: Any, depth: int, stack: list[tuple[Any, int]]) -> Iterator[Any]:
+    """A data object's values (not its functions'), for :func:`_walk`."""
+    if not callable(obj):
+        stack.extend((value, depth + 1) for value in _held(obj))
+    return iter(())
 
 
 #: How many values of one container or object are read.

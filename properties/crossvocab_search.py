@@ -39,9 +39,9 @@ from specexact.properties.runner import (
     Adapter,
     Progress,
     SearchResult,
+    rule_checks,
     rule_key,
     search,
-    with_variants,
 )
 from specexact.properties.strategies import vocab_range
 from specexact.validation import check_integer
@@ -327,8 +327,7 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                                 ).map(lambda s: _Case(s, horizon))
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy,
-        check=with_variants(checker(step, uniform_bits),
-                            [checker(v, bits) for v, bits in support_variants]),
+        check=rule_checks(checker, step, uniform_bits, support_variants),
         shrink=lambda case, fails: _shrink(case, fails, low),
         witness=lambda case, verdict: CrossVocabWitness(verdict.target, verdict.draft,
                                                         case.horizon, case.spec),

@@ -18,7 +18,7 @@ from specexact.distribution import Distribution, total_variation
 from specexact.exact.engine import enumerate_law
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import check_sampler
-from specexact.numbers import as_distribution
+from specexact.numbers import ZERO, as_distribution
 from specexact.steps.efficiency import (
     acceptance_upper_bound,
     draft_law_iid,
@@ -38,8 +38,6 @@ __all__ = [
     "preserves_target",
     "textbook_acceptance",
 ]
-
-_ZERO = Fraction(0)
 
 
 def preserves_target(sampler: Any, p: Sequence[Any], q: Sequence[Any], *,
@@ -62,7 +60,7 @@ def _valid(outcome: Hashable, vocab_size: int) -> bool:
 
 def is_distribution_over_vocabulary(law: Mapping[Hashable, Any], vocab_size: int) -> bool:
     """Every outcome is a token id in ``range(vocab_size)`` (or a tuple of them), mass 1."""
-    total = sum((Fraction(v) for v in law.values()), _ZERO)
+    total = sum((Fraction(v) for v in law.values()), ZERO)
     return total == 1 and all(_valid(o, vocab_size) and law[o] >= 0 for o in law)
 
 
@@ -102,8 +100,8 @@ def multidraft_acceptance(p: Sequence[Any], q: Sequence[Any], k: int) -> Fractio
             x = rng.categorical(qf)
             if rng.random() * qf[x] < r[x]:
                 return 1
-            rest = [max(a - b, _ZERO) for a, b in zip(r, qf, strict=True)]
-            total = sum(rest, _ZERO)
+            rest = [max(a - b, ZERO) for a, b in zip(r, qf, strict=True)]
+            total = sum(rest, ZERO)
             r = [w / total for w in rest]
         return 0
 

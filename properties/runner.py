@@ -17,13 +17,14 @@ function, a strategy, a shrinker and a score.  The run ends with an
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, final
 
 import hypothesis
 from hypothesis import HealthCheck, Verbosity, given
 from hypothesis import settings as Settings
+from hypothesis.database import ExampleDatabase
 
 from specexact.errors import BudgetExceeded, Undecided
 from specexact.exact.verdict import support_finding
@@ -32,6 +33,7 @@ from specexact.validation import check_integer
 __all__ = [
     "Adapter",
     "ExitReason",
+    "KeyedDatabase",
     "Phase",
     "SearchResult",
     "SearchRun",
@@ -126,6 +128,16 @@ def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], An
         return verdict
 
     return checked
+
+
+def rule_checks(make_check: Callable[[Any, int | None], Callable[[C], Any]], rule: Any,
+                uniform_bits: int | None, support_variants: Sequence[tuple[Any, int | None]]
+                ) -> Callable[[C], Any]:
+    """A search's check: ``make_check(rule, uniform_bits)``, then each
+    ``(variant, bits)`` of ``support_variants`` checked the same way (see
+    :func:`with_variants`)."""
+    return with_variants(make_check(rule, uniform_bits),
+                         [make_check(variant, bits) for variant, bits in support_variants])
 
 
 def tv_score(verdict: Any) -> float:
@@ -256,6 +268,37 @@ def rule_key(rule: Any, extra: str) -> str:
     return f"{getattr(rule, '__module__', '?')}.{name}|{extra}"
 
 
+class KeyedDatabase(ExampleDatabase):
+    """The entries of ``inner`` whose keys start with ``prefix``, seen without it.
+
+    >>> from hypothesis.database import InMemoryExampleDatabase
+    >>> inner = InMemoryExampleDatabase()
+    >>> KeyedDatabase(inner, b"rule|").save(b"k", b"v")
+    >>> list(inner.fetch(b"rule|.k"))
+    [b'v']
+    """
+
+    def __init__(self, inner: ExampleDatabase, prefix: bytes) -> None:
+        super().__init__()
+        self.inner = inner
+        self.prefix = prefix + b"."
+
+    def __repr__(self) -> str:
+        return f"KeyedDatabase({self.inner!r}, {self.prefix[:-1]!r})"
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self.inner.save(self.prefix + key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self.inner.fetch(self.prefix + key)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.inner.delete(self.prefix + key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.inner.move(self.prefix + src, self.prefix + dest, value)
+
+
 def _run_hypothesis(adapter: Adapter[C], checker: _Checker[C], *, settings: Settings,
                     seed: int) -> tuple[C, Any] | None:
     """Run a seeded Hypothesis search; the shrunk (case, verdict) of a failure, or None."""
@@ -280,14 +323,16 @@ def _run_hypothesis(adapter: Adapter[C], checker: _Checker[C], *, settings: Sett
             found_any = True
             raise _Found(case, verdict)
 
+    if settings.database is not None:
+        # Every rule is searched by the same test function: distinct rules (and search
+        # options) get distinct keys in the example database through a prefix.
+        settings = Settings(settings, database=KeyedDatabase(settings.database,
+                                                             adapter.key.encode()))
     # hypothesis.given is typed by overloads mypy cannot resolve for an Any strategy.
     given_: Any = given
-    wrapped: Any = settings(given_(adapter.strategy)(test))
-    # What ``hypothesis.seed`` does, minus its switching the example database off:
-    # the search stays reproducible and still replays stored failures first.
-    wrapped._hypothesis_internal_use_seed = seed
-    # Distinct rules (and search options) get distinct keys in the example database.
-    wrapped._hypothesis_internal_database_key = adapter.key.encode()
+    # ``settings`` is applied after ``seed``, which would switch the database off: the
+    # search stays reproducible and still replays stored failures first.
+    wrapped: Any = settings(hypothesis.seed(seed)(given_(adapter.strategy)(test)))
     try:
         wrapped()
     except _Found as found:

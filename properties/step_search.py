@@ -26,9 +26,9 @@ from specexact.properties.runner import (
     Adapter,
     Progress,
     SearchResult,
+    rule_checks,
     rule_key,
     search,
-    with_variants,
 )
 from specexact.properties.search import shrink_pair
 from specexact.properties.step_strategies import STEP_MODEL_KINDS, ModelSpec, model_specs
@@ -249,24 +249,16 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
 
     skipped: set[_Case] = set()
 
-    def judged(candidate: Any, case: _Case, bits: int | None) -> Any:
-        target, draft = case.spec.models(stateful=stateful)
-        try:
-            return check_step(candidate, target, draft, case.horizon, budget=budget,
-                              uniform_bits=bits, processors=processors)
-        except ProcessorsExhausted:
-            skipped.add(case)
-            return _NO_LAW
-
-    def check(case: _Case) -> StepVerdict:
-        verdict: StepVerdict = judged(step, case, uniform_bits)
-        return verdict
-
-    def variant_check(variant: Any, bits: int | None) -> Callable[[_Case], StepVerdict]:
-        def check_variant(case: _Case) -> StepVerdict:
-            verdict: StepVerdict = judged(variant, case, bits)
-            return verdict
-        return check_variant
+    def checker(candidate: Any, bits: int | None) -> Callable[[_Case], Any]:
+        def check(case: _Case) -> Any:
+            target, draft = case.spec.models(stateful=stateful)
+            try:
+                return check_step(candidate, target, draft, case.horizon, budget=budget,
+                                  uniform_bits=bits, processors=processors)
+            except ProcessorsExhausted:
+                skipped.add(case)
+                return _NO_LAW
+        return check
 
     edge = [_Case(spec, depth) for spec in specs]
     if not one_hot_target and (low, high) == DEFAULT_STEP_VOCAB_SIZES:
@@ -295,7 +287,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy,
-        check=with_variants(check, [variant_check(v, bits) for v, bits in support_variants]),
+        check=rule_checks(checker, step, uniform_bits, support_variants),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
         key=rule_key(step, f"step {low}-{high} h{depth} {stateful} {one_hot_target} "
                           f"{uniform_bits} {len(support_variants)} {processors or ''}"),

@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from specexact.errors import InvalidArgument
-from specexact.properties.strategies import _BUILDERS, PAIR_FAMILIES, vocab_range
+from specexact.properties.strategies import PAIR_FAMILIES, pair_family, vocab_range
 from specexact.steps.models import CachedModel, ContextFreeModel, TableModel
 from specexact.validation import check_integer
 
@@ -76,7 +76,7 @@ class ModelSpec:
 @functools.cache
 def _hot_target(v: int, w: int) -> st.SearchStrategy[tuple[Probs, Probs]]:
     # Greedy rules are only lossless for one-hot targets: keep the draft free.
-    return st.tuples(st.integers(0, v - 1), _BUILDERS["independent"](v, w)).map(
+    return st.tuples(st.integers(0, v - 1), pair_family("independent", v, w)).map(
         lambda args: (tuple(Fraction(int(i == args[0])) for i in range(v)), args[1][1]))
 
 
@@ -90,7 +90,7 @@ def _spec(draw: Any, v: int, families: Sequence[str], max_weight: int, max_overr
         elif v == 1:
             chosen = (Fraction(1),), (Fraction(1),)
         else:
-            chosen = draw(_BUILDERS[family](v, max_weight))
+            chosen = draw(pair_family(family, v, max_weight))
         return chosen
 
     # Rows mix families per prefix (target = draft at some prefixes only, a zero
@@ -125,7 +125,7 @@ def model_specs(*, vocab_sizes: int | Sequence[int] = (2, 3), kinds: Sequence[st
     """
     low, high = vocab_range(vocab_sizes)
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
-    unknown = [k for k in families if k not in _BUILDERS]
+    unknown = [k for k in families if k not in PAIR_FAMILIES]
     if unknown or not families:
         msg = f"kinds={families!r} must be a non-empty subset of {STEP_MODEL_KINDS}"
         raise InvalidArgument(msg)

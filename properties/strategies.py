@@ -24,6 +24,7 @@ __all__ = [
     "PAIR_FAMILIES",
     "TOKEN_RELATIONS",
     "distributions",
+    "pair_family",
     "pipelines",
     "pq_pairs",
     "vocab_range",
@@ -211,6 +212,12 @@ _BUILDERS: dict[str, Callable[[int, int], st.SearchStrategy[tuple[Probs, Probs]]
 }
 
 
+def pair_family(family: str, vocab_size: int, max_weight: int
+                ) -> st.SearchStrategy[tuple[Probs, Probs]]:
+    """The (p, q) pairs of one of ``PAIR_FAMILIES`` at one vocabulary size (cached)."""
+    return _BUILDERS[family](vocab_size, max_weight)
+
+
 def pq_pairs(*, vocab_sizes: int | Sequence[int] = (2, 4), max_weight: int = 12,
              families: Sequence[str] = PAIR_FAMILIES) -> st.SearchStrategy[tuple[Probs, Probs]]:
     """Exact (p, q) pairs over one vocabulary, drawn from the named ``families``.
@@ -224,7 +231,7 @@ def pq_pairs(*, vocab_sizes: int | Sequence[int] = (2, 4), max_weight: int = 12,
     """
     low, high = vocab_range(vocab_sizes)
     _check_weight(max_weight)
-    unknown = [f for f in families if f not in _BUILDERS]
+    unknown = [f for f in families if f not in PAIR_FAMILIES]
     if unknown or not families:
         msg = f"families={tuple(families)!r} must be a non-empty subset of {PAIR_FAMILIES}"
         raise InvalidArgument(msg)

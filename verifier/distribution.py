@@ -153,6 +153,15 @@ class Distribution(Mapping[Hashable, Fraction]):
         """The law of ``fn(outcome)``."""
         return Distribution((fn(k), v) for k, v in self._items.items())
 
+    def mean(self) -> Fraction:
+        """The exact mean of a law over integers (a count, such as tokens per call).
+
+        >>> Distribution({1: Fraction(1, 2), 3: Fraction(1, 2)}).mean()
+        Fraction(2, 1)
+        """
+        return sum((int(k) * v for k, v in self._items.items()),  # type: ignore[call-overload]
+                   Fraction(0))
+
     def __repr__(self) -> str:
         inner = ", ".join(f"{k!r}: {v}" for k, v in self.items())
         return f"Distribution({{{inner}}})"

@@ -14,11 +14,15 @@ from typing import Any, Final
 
 from specexact.errors import InvalidArgument, InvalidDistribution
 
-__all__ = ["ROW_SUM_SLACK", "as_distribution", "as_weights", "to_fraction"]
+__all__ = ["ONE", "ROW_SUM_SLACK", "ZERO", "as_distribution", "as_weights", "to_fraction"]
 
 #: How far from 1 a float row given to float mode may sum (rounding-sized, as engines
 #: hand rows over); beyond it the row is refused as not a probability row.
 ROW_SUM_SLACK: Final = Fraction(1, 2**10)
+
+#: The exact 0 and 1 the engine sums and compares with (Fractions are immutable).
+ZERO: Final = Fraction(0)
+ONE: Final = Fraction(1)
 
 _FRACTION: Final = Fraction
 

@@ -44,7 +44,8 @@ from specexact.crossvocab.models import VocabModel, continuation_law
 from specexact.distribution import Distribution
 from specexact.errors import InvalidArgument
 from specexact.exact.tree import Budget
-from specexact.steps.decode import DecodeClock
+from specexact.numbers import ZERO
+from specexact.steps.decode import DecodeClock, compose_levels
 from specexact.steps.models import RecordingModel
 from specexact.validation import check_integer, fail
 
@@ -64,8 +65,6 @@ __all__ = [
 Ids = tuple[int, ...]
 #: ``step(target, draft, prefix, rng) -> tuple of target ids``.
 CrossVocabStep = Callable[[Any, Any, Ids, Any], Any]
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 def check_horizon(horizon: Any) -> int:
@@ -128,12 +127,10 @@ def _enumerate(step: CrossVocabStep, models: HandedModels, prefix: Ids, keep: in
 
 @dataclass
 class CrossVocabRun:
-    """What one decode produced: the law of text, of target tokens, and the evidence."""
+    """What one decode produced: the law of text and the states enumerated."""
 
     horizon: int
     text_law: Distribution = field(default_factory=Distribution)
-    #: Law of the target-token sequences at the moment their text reached the horizon.
-    token_law: Distribution = field(default_factory=Distribution)
     states: int = 0
 
 
@@ -142,33 +139,17 @@ def run_crossvocab(step: CrossVocabStep, models: HandedModels, horizon: int, *,
     """Decode with ``step`` from the empty text until ``horizon`` characters (exactly)."""
     clock = clock or new_clock(None)
     vocab = models.target.vocab
-    levels: list[dict[Ids, Fraction]] = [{} for _ in range(horizon)]
-    levels[0][()] = _ONE
-    texts: dict[str, Fraction] = {}
-    sequences: dict[Hashable, Fraction] = {}
-    resolved = _ZERO
-    run = CrossVocabRun(horizon)
-    for length in range(horizon):
-        for prefix, mass in levels[length].items():
-            law = _enumerate(step, models, prefix, horizon - length,
-                             clock.next_budget(resolved), uniform_bits)
-            run.states += 1
-            for out, prob in law.items():
-                ids = prefix + out  # type: ignore[operator]
-                text = vocab.decode(ids)
-                weight = mass * prob
-                if len(text) >= horizon:
-                    key = text[:horizon]
-                    texts[key] = texts.get(key, _ZERO) + weight
-                    sequences[ids] = sequences.get(ids, _ZERO) + weight
-                    resolved += weight
-                else:
-                    level = levels[len(text)]
-                    level[ids] = level.get(ids, _ZERO) + weight
-        levels[length] = {}
-    run.text_law = Distribution(texts.items())
-    run.token_law = Distribution(sequences)
-    return run
+
+    def law_at(prefix: Ids, keep: int, budget: Budget) -> dict[Hashable, Fraction]:
+        return _enumerate(step, models, prefix, keep, budget, uniform_bits)
+
+    def advance(prefix: Ids, out: Ids, weight: Fraction) -> tuple[int | None, Hashable]:
+        ids = prefix + out
+        text = vocab.decode(ids)
+        return (None, text[:horizon]) if len(text) >= horizon else (len(text), ids)
+
+    texts, states = compose_levels((), horizon, clock, law_at, advance)
+    return CrossVocabRun(horizon, Distribution(texts.items()), states)
 
 
 def target_text_law(target: VocabModel, horizon: int) -> Distribution:
@@ -203,7 +184,7 @@ def crossvocab_step_law(step: CrossVocabStep, target: Any, draft: Any,
     for token in ids:
         if not isinstance(token, int) or not 0 <= token < len(target.vocab):
             fail("prefix", prefix, f"a tuple of target ids 0..{len(target.vocab) - 1}")
-    law = _enumerate(step, models, ids, None, new_clock(budget).next_budget(_ZERO), uniform_bits)
+    law = _enumerate(step, models, ids, None, new_clock(budget).next_budget(ZERO), uniform_bits)
     return Distribution(law)
 
 

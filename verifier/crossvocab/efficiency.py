@@ -20,8 +20,6 @@ from specexact.exact.tree import Budget
 
 __all__ = ["CrossVocabEfficiency", "crossvocab_efficiency"]
 
-_ZERO = Fraction(0)
-
 
 @final
 @dataclass(frozen=True)
@@ -38,12 +36,12 @@ class CrossVocabEfficiency:
     @property
     def expected_tokens(self) -> Fraction:
         """Expected target tokens per target call."""
-        return sum((int(k) * v for k, v in self.tokens.items()), _ZERO)  # type: ignore[call-overload]
+        return self.tokens.mean()
 
     @property
     def expected_characters(self) -> Fraction:
         """Expected characters of text per target call."""
-        return sum((int(k) * v for k, v in self.characters.items()), _ZERO)  # type: ignore[call-overload]
+        return self.characters.mean()
 
 
 def crossvocab_efficiency(step: CrossVocabStep, target: Any, draft: Any,
@@ -60,11 +58,5 @@ def crossvocab_efficiency(step: CrossVocabStep, target: Any, draft: Any,
     """
     law = crossvocab_step_law(step, target, draft, tuple(prefix), budget=budget,
                               uniform_bits=uniform_bits)
-    tokens: dict[int, Fraction] = {}
-    chars: dict[int, Fraction] = {}
-    for out, prob in law.items():
-        ids: tuple[int, ...] = out  # type: ignore[assignment]
-        n, c = len(ids), len(target.vocab.decode(ids))
-        tokens[n] = tokens.get(n, _ZERO) + prob
-        chars[c] = chars.get(c, _ZERO) + prob
-    return CrossVocabEfficiency(Distribution(tokens.items()), Distribution(chars.items()))
+    return CrossVocabEfficiency(law.map(len),
+                                law.map(lambda ids: len(target.vocab.decode(ids))))

@@ -19,6 +19,7 @@ from typing import Any, final
 
 from specexact.crossvocab.vocab import Vocabulary
 from specexact.errors import InvalidArgument
+from specexact.numbers import ONE, ZERO
 from specexact.steps.models import ContextFreeModel, RandomModel, TableModel
 from specexact.validation import check_integer, fail
 
@@ -32,8 +33,6 @@ __all__ = [
 ]
 
 Ids = tuple[int, ...]
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 @final
@@ -116,8 +115,8 @@ def prefix_probability(model: VocabModel, context: Sequence[Any], text: str) -> 
 def _prefix_probability(model: VocabModel, tokens: tuple[str, ...], ctx: Ids,
                         rest: str) -> Fraction:
     if not rest:
-        return _ONE
-    total = _ZERO
+        return ONE
+    total = ZERO
     for token, weight in enumerate(model(ctx)):
         if not weight:
             continue
@@ -143,10 +142,10 @@ def continuation_law(model: VocabModel, context: Sequence[Any], length: int, *,
     check_integer(length, "length", min_value=0)
     tokens = model.vocab.tokens
     layer: list[tuple[Ids, str, Fraction]] = [(tuple(operator.index(t) for t in context), "",
-                                               _ONE)]
+                                               ONE)]
     out: dict[str, Fraction] = {}
     if length == 0:
-        return {"": _ONE}
+        return {"": ONE}
     while layer:
         nxt: list[tuple[Ids, str, Fraction]] = []
         for ctx, text, mass in layer:
@@ -158,7 +157,7 @@ def continuation_law(model: VocabModel, context: Sequence[Any], length: int, *,
                 grown = text + tokens[token]
                 if len(grown) >= length:
                     key = grown[:length]
-                    out[key] = out.get(key, _ZERO) + mass * weight
+                    out[key] = out.get(key, ZERO) + mass * weight
                 else:
                     nxt.append(((*ctx, token), grown, mass * weight))
         layer = nxt

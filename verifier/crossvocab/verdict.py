@@ -16,12 +16,13 @@ from specexact.crossvocab.decode import (
     run_crossvocab,
 )
 from specexact.crossvocab.models import VocabModel, continuation_law
-from specexact.distribution import Distribution, total_variation
+from specexact.distribution import Distribution
 from specexact.errors import SamplerFailure
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import ComparedVerdict
+from specexact.numbers import ZERO
 from specexact.steps.models import format_prefix
-from specexact.steps.verdict import first_differing_prefix
+from specexact.steps.verdict import SequenceComparison
 from specexact.tables import exact_text, omit_identical, render_table, signed
 from specexact.witness import fraction_text, rows_json
 
@@ -29,12 +30,11 @@ __all__ = ["CrossVocabVerdict", "TextComparison", "check_crossvocab_step", "comp
 
 Ids = tuple[int, ...]
 Rows = Mapping[Ids, tuple[Fraction, ...]]
-_ZERO = Fraction(0)
 
 
 @final
 @dataclass(frozen=True)
-class TextComparison:
+class TextComparison(SequenceComparison):
     """The exact comparison of two laws over texts of ``horizon`` characters.
 
     ``support_violation`` is the actual mass on texts the target never
@@ -42,34 +42,9 @@ class TextComparison:
     differs (the laws agree on every shorter one), None when they are equal.
     """
 
-    expected: Distribution
-    actual: Distribution
-    difference: Mapping[Hashable, Fraction] = field(init=False)
-    tv: Fraction = field(init=False)
-    support_violation: Fraction = field(init=False)
-    invalid_mass: Fraction = field(init=False, default=_ZERO)
-    first_difference: str | None = field(init=False)
-    first_expected: Fraction = field(init=False)
-    first_actual: Fraction = field(init=False)
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "difference", self.actual.difference(self.expected))
-        set_(self, "tv", total_variation(self.actual, self.expected))
-        set_(self, "support_violation", sum((v for k, v in self.actual.items()
-                                             if k not in self.expected), _ZERO))
-        set_(self, "invalid_mass", _ZERO)
-        first: str | None = None
-        fe = fa = _ZERO
-        if self.difference:
-            first, fe, fa = first_differing_prefix(self.expected, self.actual, str)
-        set_(self, "first_difference", first)
-        set_(self, "first_expected", fe)
-        set_(self, "first_actual", fa)
-
-    @property
-    def equal(self) -> bool:
-        return not self.difference
+    def as_sequence(self, outcome: Any) -> str:
+        """The text whose prefixes are compared."""
+        return str(outcome)
 
 
 def compare_texts(expected: Mapping[Hashable, Any], actual: Mapping[Hashable, Any]
@@ -115,14 +90,6 @@ class CrossVocabVerdict(ComparedVerdict):
     target_rows: Rows = field(default_factory=dict)
     draft_rows: Rows = field(default_factory=dict)
     run: CrossVocabRun | None = field(default=None, compare=False)
-
-    @property
-    def passed(self) -> bool:
-        return self.crash is None and self.comparison is not None and self.comparison.equal
-
-    @property
-    def expected(self) -> Distribution | None:
-        return None if self.comparison is None else self.comparison.expected
 
     @property
     def reason(self) -> str:
@@ -212,7 +179,7 @@ def check_crossvocab_step(step: CrossVocabStep, target: Any, draft: Any, horizon
     horizon = check_horizon(horizon)
     clock = new_clock(budget)
     models = prepare_models(target, draft)
-    law = continuation_law(models.target, (), horizon, tick=lambda: clock.next_budget(_ZERO))
+    law = continuation_law(models.target, (), horizon, tick=lambda: clock.next_budget(ZERO))
     expected = Distribution(law.items())
 
     def verdict(comparison: TextComparison | None, crash: SamplerFailure | None = None,

@@ -27,6 +27,7 @@ import itertools
 import random as _random
 import sys
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NoReturn
 
@@ -41,13 +42,12 @@ from specexact.errors import (
 from specexact.exact.guards import installed, swap_reporter
 from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
 from specexact.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
+from specexact.numbers import ZERO
 
 __all__ = ["GlobalRandomWatch", "Slot", "enumerate_outcomes"]
 
 #: ``normalise(value, weight, chooser) -> outcome`` (ints and lazy tokens in tuples).
 Normalise = Callable[[Any, Fraction, Chooser], Any]
-
-_ZERO = Fraction(0)
 
 
 class Slot:
@@ -156,18 +156,16 @@ def _eager(source: type[ExactRandom]) -> type[ExactRandom]:
     return eager
 
 
+@dataclass(frozen=True)
 class _Run:
     """One enumeration's fixed parts: the code, the options and the observers."""
 
-    def __init__(self, run: Callable[[Any], Any], budget: Budget | None,
-                 uniform_bits: int | None, context: dict[str, Any] | None,
-                 normalise: Normalise, explain: Callable[[Exception], str] | None) -> None:
-        self.run = run
-        self.budget = budget
-        self.uniform_bits = uniform_bits
-        self.context = context
-        self.normalise = normalise
-        self.explain = explain
+    run: Callable[[Any], Any]
+    budget: Budget | None
+    uniform_bits: int | None
+    context: dict[str, Any] | None
+    normalise: Normalise
+    explain: Callable[[Exception], str] | None
 
     def executor(self, source: type[ExactRandom], eager: bool) -> Callable[[Chooser], Any]:
         run, uniform_bits, context, explain = self.run, self.uniform_bits, self.context, \
@@ -237,9 +235,9 @@ class _Run:
                         first = (weight, key)
                     if not slots:
                         template = key[0]  # type: ignore[index]
-                        plain[template] = plain.get(template, _ZERO) + weight
+                        plain[template] = plain.get(template, ZERO) + weight
                         continue
-                    pending[key] = pending.get(key, _ZERO) + weight
+                    pending[key] = pending.get(key, ZERO) + weight
         except HiddenRandomness:
             watch.check()  # a global generator is the likelier culprit: say so
             raise
@@ -267,14 +265,14 @@ def _fold(plain: dict[Hashable, Any], pending: dict[Hashable, Any]) -> dict[Hash
         laws = [LazyToken.law_of_key(law_key) for law_key in key[1]]  # type: ignore[index]
         if len(laws) == 1 and isinstance(template, Slot):
             for token, prob in laws[0]:
-                plain[token] = plain.get(token, _ZERO) + weight * prob
+                plain[token] = plain.get(token, ZERO) + weight * prob
             continue
         for combo in itertools.product(*laws):
             prob = weight
             for _, p in combo:
                 prob *= p
             outcome = _fill(template, [t for t, _ in combo])
-            plain[outcome] = plain.get(outcome, _ZERO) + prob
+            plain[outcome] = plain.get(outcome, ZERO) + prob
     return plain
 
 

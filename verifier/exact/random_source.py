@@ -23,10 +23,11 @@ from typing import Any
 
 from specexact.errors import InvalidArgument, UnsupportedOperation
 from specexact.exact.tree import Chooser
-from specexact.numbers import to_fraction
+from specexact.numbers import ONE, ZERO, to_fraction
 from specexact.validation import check_optional_integer
 
 __all__ = [
+    "AffineUniform",
     "ExactRandom",
     "ForeignRandomAPI",
     "LazyToken",
@@ -38,9 +39,6 @@ __all__ = [
     "check_uniform_bits",
     "compare_values",
 ]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 def _weights(weights: Any, where: str, rng: ExactRandom | None = None
@@ -54,7 +52,7 @@ def _weights(weights: Any, where: str, rng: ExactRandom | None = None
     except TypeError:
         msg = f"{where}: weights must be a sequence of numbers, got {type(weights).__name__}"
         raise InvalidArgument(msg) from None
-    total = _ZERO
+    total = ZERO
     for i, w in enumerate(ws):
         if w < 0:
             msg = f"{where}: weights[{i}]={w} is negative; weights must be >= 0"
@@ -81,7 +79,7 @@ def _fast_weights(weights: Any) -> tuple[tuple[Any, ...], Fraction | int] | None
         weights = weights.resolve()
     if type(weights) is ValidatedRow and weights.untouched():
         # A row as the model (or output_distribution) gave it: validated, summing to 1.
-        return weights.source, _ONE
+        return weights.source, ONE
     if type(weights) is not list and type(weights) is not tuple:
         return None
     common = 1
@@ -185,11 +183,11 @@ class _UniformState:
     def __init__(self, index: int, scale: int | None) -> None:
         self.index = index
         self.scale = scale
-        self.intervals: list[tuple[Any, Any]] = [(_ZERO, _ONE)] if scale is None \
+        self.intervals: list[tuple[Any, Any]] = [(ZERO, ONE)] if scale is None \
             else [(0, scale)]
 
     def measure(self, intervals: list[tuple[Any, Any]]) -> Any:
-        return sum((hi - lo for lo, hi in intervals), _ZERO if self.scale is None else 0)
+        return sum((hi - lo for lo, hi in intervals), ZERO if self.scale is None else 0)
 
     def cut(self, threshold: Fraction, inclusive: bool) -> int | Fraction:
         """The point splitting {u < t} (or {u <= t}) from the rest, in state units."""
@@ -265,116 +263,101 @@ class UniformRefusals:
         raise self._rng.unsupported("abs(u)")
 
 
-class LazyUniform(UniformRefusals):
-    """``a * u + b`` for a lazy uniform ``u``; comparing it with a number branches.
+class AffineUniform(UniformRefusals):
+    """``a * u + b`` for one lazy uniform draw ``u``: the arithmetic every random source shares.
 
-    Supports ``+ - *`` with exact numbers, division by a nonzero number,
-    negation, and comparisons (``< <= > >= == !=``) with numbers or with
-    another expression of the *same* draw.  Converting it to a float, or
-    combining two different draws, raises :class:`UnsupportedOperation`.
+    ``+ - *`` with constants, division by a nonzero constant, negation, and the six
+    comparisons (with a constant, or with another expression of the *same* draw);
+    dividing by a uniform or combining two draws is refused.  A source's uniform says
+    what a constant is (:meth:`_number`), how a new expression is made (:meth:`_new`),
+    when a divisor is zero (:meth:`_check_divisor`) and how a comparison is decided
+    (:meth:`_compare`): exactly (:class:`LazyUniform`) or symbolically (the prover's).
     """
 
     __slots__ = ("_a", "_b", "_rng", "_state")
-    _rng: ExactRandom
     __array_ufunc__ = None  # make numpy scalars defer to our reflected operators
 
-    def __init__(self, rng: ExactRandom, state: _UniformState, a: Fraction, b: Fraction) -> None:
+    def __init__(self, rng: Any, state: Any, a: Any, b: Any) -> None:
         self._rng = rng
         self._state = state
         self._a = a
         self._b = b
 
+    # -- what each source decides -------------------------------------------
+
+    def _number(self, other: Any) -> Any:
+        """``other`` as a constant of this source, or None when it is not one."""
+        raise NotImplementedError
+
+    def _new(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def _check_divisor(self, c: Any) -> None:
+        raise NotImplementedError
+
+    def _compare(self, op: str, other: Any) -> bool:
+        raise NotImplementedError
+
     # -- arithmetic --------------------------------------------------------
 
-    def _const(self, other: Any, op: str) -> Fraction:
-        if isinstance(other, LazyUniform):
+    def _const(self, other: Any, op: str) -> Any:
+        if isinstance(other, AffineUniform):
             raise self._rng.unsupported(
                 f"'{op}' between two uniform expressions is not affine in one draw")
         if isinstance(other, LazyToken):
             raise self._rng.unsupported(f"'{op}' between a uniform and a lazy token")
-        try:
-            return to_fraction(other, name="operand")
-        except InvalidArgument:
+        c = self._number(other)
+        if c is None:
             raise self._rng.unsupported(
-                f"'{op}' between a uniform and {type(other).__name__} {other!r}") from None
+                f"'{op}' between a uniform and {type(other).__name__} {other!r}")
+        return c
 
-    def _new(self, a: Fraction, b: Fraction) -> LazyUniform:
-        return LazyUniform(self._rng, self._state, a, b)
+    def _same_draw(self, other: Any) -> tuple[Any, Any]:
+        """``(a, b)`` of ``other``, an expression of the same draw (refused otherwise)."""
+        if other._state is not self._state:
+            raise self._rng.unsupported(
+                "comparing two different uniform draws; only one draw at a time "
+                "can be compared with a number")
+        return other._a, other._b
 
-    def __add__(self, other: Any) -> LazyUniform:
-        if isinstance(other, LazyUniform) and other._state is self._state:
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, AffineUniform) and other._state is self._state:
             return self._new(self._a + other._a, self._b + other._b)
         return self._new(self._a, self._b + self._const(other, "+"))
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> LazyUniform:
-        if isinstance(other, LazyUniform) and other._state is self._state:
+    def __sub__(self, other: Any) -> Any:
+        if isinstance(other, AffineUniform) and other._state is self._state:
             return self._new(self._a - other._a, self._b - other._b)
         return self._new(self._a, self._b - self._const(other, "-"))
 
-    def __rsub__(self, other: Any) -> LazyUniform:
+    def __rsub__(self, other: Any) -> Any:
         return self._new(-self._a, self._const(other, "-") - self._b)
 
-    def __mul__(self, other: Any) -> LazyUniform:
-        if type(other) is Fraction and self._b is _ZERO:
-            # u * c, the usual first half of an acceptance test: no conversions.
-            a = self._a
-            return LazyUniform(self._rng, self._state, other if a is _ONE else a * other,
-                               _ZERO)
+    def __mul__(self, other: Any) -> Any:
         c = self._const(other, "*")
         return self._new(self._a * c, self._b * c)
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> LazyUniform:
+    def __truediv__(self, other: Any) -> Any:
         c = self._const(other, "/")
-        if c == 0:
-            raise ZeroDivisionError("division of a uniform expression by zero")
+        self._check_divisor(c)
         return self._new(self._a / c, self._b / c)
 
-    def __rtruediv__(self, other: Any) -> LazyUniform:
+    def __rtruediv__(self, other: Any) -> Any:
         raise self._rng.unsupported("dividing by a uniform (1/u is not affine)")
 
-    def __neg__(self) -> LazyUniform:
+    def __neg__(self) -> Any:
         return self._new(-self._a, -self._b)
 
-    def __pos__(self) -> LazyUniform:
+    def __pos__(self) -> Any:
         return self
-
-    def __repr__(self) -> str:
-        name = f"u{self._state.index}"
-        if self._a == 1 and self._b == 0:
-            return f"<lazy uniform {name}>"
-        return f"<lazy uniform {self._a}*{name} + {self._b}>"
 
     __hash__ = object.__hash__
 
     # -- comparisons -------------------------------------------------------
-
-    def _compare(self, op: str, other: Any) -> bool:
-        a, b = self._a, self._b
-        if type(other) is Fraction and b is _ZERO and a.numerator > 0 and op in _ORDER_OPS:
-            # a * u < t with a > 0 (every acceptance test): straight to t / a.
-            rng = self._rng
-            rng.chooser.tick()
-            return rng.compare_uniform(self._state, op, other if a is _ONE else other / a)
-        if isinstance(other, LazyUniform):
-            if other._state is not self._state:
-                raise self._rng.unsupported(
-                    "comparing two different uniform draws; only one draw at a time "
-                    "can be compared with a number")
-            a, b, other = a - other._a, b - other._b, _ZERO
-        else:
-            other = self._const(other, op)
-        rng = self._rng
-        rng.chooser.tick()
-        if a == 0:
-            return compare_values(op, b, other)
-        threshold = (other - b) / a
-        if a < 0:
-            op = _FLIP[op]
-        return rng.compare_uniform(self._state, op, threshold)
 
     def __lt__(self, other: Any) -> bool:
         return self._compare("<", other)
@@ -388,11 +371,78 @@ class LazyUniform(UniformRefusals):
     def __ge__(self, other: Any) -> bool:
         return self._compare(">=", other)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return self._compare("==", other)
 
-    def __ne__(self, other: Any) -> bool:
+    def __ne__(self, other: object) -> bool:
         return self._compare("!=", other)
+
+
+class LazyUniform(AffineUniform):
+    """``a * u + b`` for a lazy uniform ``u``; comparing it with a number branches.
+
+    Supports ``+ - *`` with exact numbers, division by a nonzero number,
+    negation, and comparisons (``< <= > >= == !=``) with numbers or with
+    another expression of the *same* draw.  Converting it to a float, or
+    combining two different draws, raises :class:`UnsupportedOperation`.
+    """
+
+    __slots__ = ()
+    _rng: ExactRandom
+    _state: _UniformState
+    _a: Fraction
+    _b: Fraction
+
+    def _number(self, other: Any) -> Fraction | None:
+        try:
+            return to_fraction(other, name="operand")
+        except InvalidArgument:
+            return None
+
+    def _new(self, a: Fraction, b: Fraction) -> LazyUniform:
+        return LazyUniform(self._rng, self._state, a, b)
+
+    def _check_divisor(self, c: Fraction) -> None:
+        if c == 0:
+            raise ZeroDivisionError("division of a uniform expression by zero")
+
+    def __mul__(self, other: Any) -> LazyUniform:
+        if type(other) is Fraction and self._b is ZERO:
+            # u * c, the usual first half of an acceptance test: no conversions.
+            a = self._a
+            return LazyUniform(self._rng, self._state, other if a is ONE else a * other,
+                               ZERO)
+        c = self._const(other, "*")
+        return self._new(self._a * c, self._b * c)
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        name = f"u{self._state.index}"
+        if self._a == 1 and self._b == 0:
+            return f"<lazy uniform {name}>"
+        return f"<lazy uniform {self._a}*{name} + {self._b}>"
+
+    def _compare(self, op: str, other: Any) -> bool:
+        a, b = self._a, self._b
+        if type(other) is Fraction and b is ZERO and a.numerator > 0 and op in _ORDER_OPS:
+            # a * u < t with a > 0 (every acceptance test): straight to t / a.
+            rng = self._rng
+            rng.chooser.tick()
+            return rng.compare_uniform(self._state, op, other if a is ONE else other / a)
+        if isinstance(other, AffineUniform):
+            other_a, other_b = self._same_draw(other)
+            a, b, other = a - other_a, b - other_b, ZERO
+        else:
+            other = self._const(other, op)
+        rng = self._rng
+        rng.chooser.tick()
+        if a == 0:
+            return compare_values(op, b, other)
+        threshold = (other - b) / a
+        if a < 0:
+            op = _FLIP[op]
+        return rng.compare_uniform(self._state, op, threshold)
 
 
 _COMPARISONS = {
@@ -426,13 +476,14 @@ class LazyToken:
     their sum.
     """
 
-    __slots__ = ("_draw", "_rng", "_support", "_value", "candidates", "total", "weights")
+    __slots__ = ("_rng", "_support", "_value", "candidates", "draw", "total", "weights")
     __array_ufunc__ = None
 
     def __init__(self, rng: ExactRandom, draw: int, weights: tuple[Any, ...],
                  total: Fraction | int) -> None:
         self._rng = rng
-        self._draw = draw
+        #: Which categorical draw of the run this token came from (0, 1, ...).
+        self.draw = draw
         self.weights = weights
         self.total = total
         #: ``None`` (every positive-weight id) or a tuple of the ids still possible.
@@ -458,7 +509,7 @@ class LazyToken:
     def law(self) -> list[tuple[int, Fraction]]:
         """The exact conditional law of the token given what was inspected so far."""
         if self._value is not None:
-            return [(self._value, _ONE)]
+            return [(self._value, ONE)]
         if self.candidates is None:
             return _law(self.weights, self.total, None)
         return _law(self.weights, None, self.candidates)
@@ -586,7 +637,7 @@ class LazyToken:
     def __repr__(self) -> str:
         if self._value is not None:
             return repr(self._value)
-        return f"<lazy token from categorical draw #{self._draw}>"
+        return f"<lazy token from categorical draw #{self.draw}>"
 
 
 def _law(weights: tuple[Any, ...], total: Any, ids: tuple[int, ...] | None
@@ -598,7 +649,7 @@ def _law(weights: tuple[Any, ...], total: Any, ids: tuple[int, ...] | None
         if type(total) is int:  # integer weights (see _fast_weights)
             return [(i, Fraction(w, total)) for i, w in enumerate(weights) if w]
         return [(i, w / total) for i, w in enumerate(weights) if w]
-    total = sum((weights[i] for i in ids), _ZERO)
+    total = sum((weights[i] for i in ids), ZERO)
     return [(i, weights[i] / total) for i in ids]
 
 
@@ -689,7 +740,7 @@ class ExactRandom:
         self._check_active()
         self.chooser.tick()
         self._uniforms += 1
-        return LazyUniform(self, _UniformState(self._uniforms, self._scale), _ONE, _ZERO)
+        return LazyUniform(self, _UniformState(self._uniforms, self._scale), ONE, ZERO)
 
     def categorical(self, weights: Sequence[Any]) -> LazyToken:
         """Index i with probability weights[i] / sum(weights), lazily."""
@@ -807,7 +858,7 @@ class ExactRandom:
         ids = token._ids()
         if len(ids) == 1:
             return ids[0]
-        draw = token._draw
+        draw = token.draw
         # The law is only built when the choice point is first explored; a
         # replay needs nothing but the recorded choice.
         value: int = self.chooser.choose(
@@ -826,12 +877,12 @@ class ExactRandom:
         if not yes:
             return False
         ws = token.weights
-        total = sum((ws[i] for i in ids), _ZERO)
-        p_yes = sum((ws[i] for i in yes), _ZERO) / total
+        total = sum((ws[i] for i in ids), ZERO)
+        p_yes = sum((ws[i] for i in yes), ZERO) / total
         truth: bool = self.chooser.choose(
-            ("split", token._draw, op, other, p_yes),
+            ("split", token.draw, op, other, p_yes),
             lambda: ((True, p_yes), (False, 1 - p_yes)),
-            f"token #{token._draw} {op} {other}")
+            f"token #{token.draw} {op} {other}")
         token.narrow(yes if truth else tuple(i for i in ids if i not in set(yes)))
         return truth
 
@@ -863,7 +914,7 @@ class SeededRandom:
     def categorical(self, weights: Sequence[Any]) -> int:
         ws, total = _weights(weights, "categorical")
         target = Fraction(self._random.random()) * total
-        acc = _ZERO
+        acc = ZERO
         last = 0
         for i, w in enumerate(ws):
             if w:

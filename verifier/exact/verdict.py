@@ -11,41 +11,41 @@ from specexact.distribution import Distribution, InvalidToken, total_variation
 from specexact.errors import SamplerFailure
 from specexact.exact.engine import Sampler, output_distribution
 from specexact.exact.tree import Budget
-from specexact.numbers import as_distribution, check_same_vocabulary
+from specexact.numbers import ZERO, as_distribution, check_same_vocabulary
 from specexact.tables import exact_text, omit_identical, render_table, signed
 
 __all__ = [
     "ComparedVerdict",
     "Comparison",
+    "LawComparison",
     "Verdict",
     "check_sampler",
     "compare_laws",
     "format_table",
+    "is_valid_output",
     "support_finding",
 ]
 
 
-def _is_valid(outcome: Hashable, vocab_size: int) -> bool:
+def is_valid_output(outcome: Hashable, vocab_size: int) -> bool:
+    """Whether ``outcome`` is a token id of the vocabulary, or a tuple of valid outputs."""
     if isinstance(outcome, tuple):
-        return all(_is_valid(o, vocab_size) for o in outcome)
+        return all(is_valid_output(o, vocab_size) for o in outcome)
     return isinstance(outcome, int) and 0 <= outcome < vocab_size
 
 
-@final
 @dataclass(frozen=True)
-class Comparison:
-    """The exact comparison of an actual law with the expected one.
+class LawComparison:
+    """The exact comparison of an actual law with the expected one: what every kind shares.
 
     ``support_violation`` is the actual mass on valid outcomes the expected
     law gives probability 0 (for a sampler: tokens with p = 0);
-    ``invalid_mass`` is the mass on outcomes that are not tokens of the
-    vocabulary (ids out of range, non-integers).  Both fail the check
-    whatever their size.
+    ``invalid_mass`` is the mass on outcomes that are not valid (see
+    :meth:`is_valid`).  Both fail the check whatever their size.
     """
 
     expected: Distribution
     actual: Distribution
-    vocab_size: int
     difference: Mapping[Hashable, Fraction] = field(init=False)
     tv: Fraction = field(init=False)
     support_violation: Fraction = field(init=False)
@@ -55,24 +55,44 @@ class Comparison:
         set_ = object.__setattr__
         set_(self, "difference", self.actual.difference(self.expected))
         set_(self, "tv", total_variation(self.actual, self.expected))
-        invalid = Fraction(0)
-        support = Fraction(0)
+        invalid = ZERO
+        support = ZERO
         for outcome, prob in self.actual.items():
-            if not _is_valid(outcome, self.vocab_size):
+            if not self.is_valid(outcome):
                 invalid += prob
             elif outcome not in self.expected:
                 support += prob
         set_(self, "support_violation", support)
         set_(self, "invalid_mass", invalid)
 
+    def is_valid(self, outcome: Hashable) -> bool:
+        """Whether ``outcome`` is something the code may emit at all (here: anything)."""
+        return True
+
     @property
     def equal(self) -> bool:
         """True iff the two laws are identical."""
         return not self.difference
 
+
+@final
+@dataclass(frozen=True)
+class Comparison(LawComparison):
+    """The exact comparison of a sampler's law with p over ``vocab_size`` tokens.
+
+    ``invalid_mass`` is the mass on outcomes that are not tokens of the
+    vocabulary (ids out of range, non-integers).
+    """
+
+    vocab_size: int
+
+    def is_valid(self, outcome: Hashable) -> bool:
+        """Whether ``outcome`` is a token id (or a tuple of them) of the vocabulary."""
+        return is_valid_output(outcome, self.vocab_size)
+
     @property
     def invalid_outcomes(self) -> tuple[Hashable, ...]:
-        return tuple(o for o in self.actual if not _is_valid(o, self.vocab_size))
+        return tuple(o for o in self.actual if not is_valid_output(o, self.vocab_size))
 
 
 class ComparedVerdict:
@@ -81,6 +101,15 @@ class ComparedVerdict:
     __slots__ = ()
     comparison: Any
     crash: SamplerFailure | None
+
+    @property
+    def passed(self) -> bool:
+        """True only after the full exact comparison found the laws equal, with no crash."""
+        return self.crash is None and self.comparison is not None and self.comparison.equal
+
+    @property
+    def expected(self) -> Distribution | None:
+        return None if self.comparison is None else self.comparison.expected
 
     @property
     def actual(self) -> Distribution | None:
@@ -109,10 +138,6 @@ class Verdict(ComparedVerdict):
     q: tuple[Fraction, ...]
     comparison: Comparison | None
     crash: SamplerFailure | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.crash is None and self.comparison is not None and self.comparison.equal
 
     @property
     def expected(self) -> Distribution:

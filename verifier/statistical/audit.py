@@ -43,7 +43,10 @@ __all__ = [
     "StatisticalReport",
     "default_panel",
     "detectable_tv",
+    "g_test_cells",
     "judge_counts",
+    "require_module",
+    "scipy_stats",
     "statistical_audit",
 ]
 
@@ -279,7 +282,7 @@ def _law_table(c: CaseResult) -> str:
 # --------------------------------------------------------------------------
 
 
-def _require(module: str) -> Any:
+def require_module(module: str) -> Any:
     """``module`` imported, or MissingDependency saying which package to install."""
     try:
         return importlib.import_module(module)
@@ -289,11 +292,12 @@ def _require(module: str) -> Any:
         raise MissingDependency(msg) from None
 
 
-def _scipy_stats() -> Any:
-    return _require("scipy.stats")
+def scipy_stats() -> Any:
+    """``scipy.stats``, or MissingDependency saying how to install scipy."""
+    return require_module("scipy.stats")
 
 
-def _cells(probs: Sequence[Fraction], n: int) -> list[list[int]]:
+def g_test_cells(probs: Sequence[Fraction], n: int) -> list[list[int]]:
     """Tokens with p > 0 grouped into G-test cells: the smallest pooled until each
     expects >= 5 of ``n`` draws; a small remainder joins the last cell.
 
@@ -319,8 +323,8 @@ def _cells(probs: Sequence[Fraction], n: int) -> list[list[int]]:
 
 def _pooled(counts: Sequence[int], probs: Sequence[Fraction], n: int
             ) -> tuple[list[int], list[float]]:
-    """Observed and expected counts of the G-test cells (see :func:`_cells`)."""
-    cells = _cells(probs, n)
+    """Observed and expected counts of the G-test cells (see :func:`g_test_cells`)."""
+    cells = g_test_cells(probs, n)
     observed = [sum(counts[i] for i in cell) for cell in cells]
     expected = [sum(float(probs[i]) * n for i in cell) for cell in cells]
     return observed, expected
@@ -334,7 +338,7 @@ def _g_test(observed: Sequence[int], expected: Sequence[float]) -> tuple[float, 
     n = sum(observed)
     g = 2.0 * sum(o * math.log(o / e) for o, e in zip(observed, expected, strict=True) if o)
     g /= 1.0 + (k + 1) / (6.0 * n)
-    return g, k - 1, float(_scipy_stats().chi2.sf(g, k - 1))
+    return g, k - 1, float(scipy_stats().chi2.sf(g, k - 1))
 
 
 @functools.lru_cache(maxsize=256)
@@ -353,7 +357,7 @@ def detectable_tv(samples: int, df: int, level: float, power: float = DETECTION_
         # One possible token: any deviation is mass elsewhere, seen at the
         # first draw that lands there.
         return -math.log1p(-power) / samples
-    stats = _scipy_stats()
+    stats = scipy_stats()
     from scipy.optimize import brentq
 
     crit = float(stats.chi2.isf(level, df))
@@ -407,7 +411,7 @@ def _as_token(value: Any) -> int | None:
 
 
 def _numpy() -> Any:
-    return _require("numpy")
+    return require_module("numpy")
 
 
 def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, seed: int = 0,
@@ -441,7 +445,7 @@ def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, see
         msg = "cases must be a non-empty sequence of Case (see Case.of)"
         raise InvalidArgument(msg)
     np = _numpy()
-    _scipy_stats()  # fail early, before any draw, if scipy is missing
+    scipy_stats()  # fail early, before any draw, if scipy is missing
 
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
@@ -507,7 +511,7 @@ def _case_detectable_tv(case: Case, samples: int, level: float) -> float:
     cell is invisible to the test, so the p-mass of every pooled cell is added:
     TV(r, p) <= TV of the pooled laws + sum of p over cells of two or more tokens.
     """
-    cells = _cells(case.p, samples)
+    cells = g_test_cells(case.p, samples)
     pooled_mass = sum((sum((case.p[i] for i in cell), Fraction(0))
                        for cell in cells if len(cell) > 1), Fraction(0))
     return detectable_tv(samples, len(cells) - 1, level) + float(pooled_mass)

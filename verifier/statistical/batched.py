@@ -49,6 +49,8 @@ from specexact.statistical.audit import (
     StatisticalReport,
     default_panel,
     judge_counts,
+    require_module,
+    scipy_stats,
 )
 from specexact.validation import check_choice, check_integer
 
@@ -58,9 +60,12 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "GENERATOR_LAYOUTS",
     "Backend",
+    "Batch",
     "ProgressCallback",
     "batched_statistical_audit",
+    "check_panel",
     "detect_array_kind",
+    "run_batches",
     "seeded_global_generators",
     "takes_generator",
 ]
@@ -79,9 +84,7 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 def _require_numpy() -> Any:
-    from specexact.statistical.audit import _require  # same module family: one message
-
-    return _require("numpy")
+    return require_module("numpy")
 
 
 def _code_names(code: Any) -> set[str]:
@@ -375,6 +378,19 @@ def audit_backend(fn: Any, *, array: str, device: str, dtype: str | None, seed: 
         "float64" if kind == "numpy" else "float32"), seed=seed, layout=generators)
 
 
+def check_panel(cases: Sequence[Any] | None, default: Callable[[], Sequence[Any]],
+                kind: type, what: str) -> tuple[Any, ...]:
+    """The panel audited: ``cases`` (default ``default()``), each a ``kind``, or
+    InvalidArgument naming ``what`` they must be; MissingDependency before any work
+    when scipy, which judges the counts, is missing."""
+    panel = tuple(default() if cases is None else cases)
+    if not panel or not all(isinstance(c, kind) for c in panel):
+        msg = f"cases must be a non-empty sequence of {what}"
+        raise InvalidArgument(msg)
+    scipy_stats()  # fail before any draw if scipy is missing
+    return panel
+
+
 def crash_text(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} (no message)"
@@ -482,26 +498,47 @@ def batched_statistical_audit(fn: Callable[..., Any], *, samples: int | None = N
     alpha_f = check_common(samples, seed, alpha, batch_rows)
     backend = audit_backend(fn, array=array, device=device, dtype=dtype, seed=seed,
                             generators=generators)
-    panel = tuple(default_panel() if cases is None else cases)
-    if not panel or not all(isinstance(c, Case) for c in panel):
-        msg = "cases must be a non-empty sequence of Case (see Case.of)"
-        raise InvalidArgument(msg)
-    from specexact.statistical.audit import _scipy_stats
-
-    _scipy_stats()  # fail before any draw if scipy is missing
+    panel = check_panel(cases, default_panel, Case, "Case (see Case.of)")
     units = units_of(panel, generators)
+    return run_batches(units, _sampler_batch(fn, units, backend), samples=samples, seed=seed,
+                       alpha=alpha_f, batch_rows=batch_rows, backend=backend,
+                       max_seconds=max_seconds, progress=progress, mode=backend.describe())
+
+
+#: ``batch(unit_of_row, r, tally)`` runs one call of ``r`` rows per unit (row ``i`` belongs
+#: to unit ``unit_of_row[i]``) and counts its draws in ``tally``; False stops the run (a
+#: crash, or output that is not tokens, recorded in ``tally``: certain for every unit).
+Batch = Callable[[Any, int, Tally], bool]
+
+
+def run_batches(units: Sequence[Unit], batch: Batch, *, samples: int, seed: int,
+                alpha: Fraction, batch_rows: int, backend: Backend, max_seconds: float | None,
+                progress: ProgressCallback | None, mode: str) -> StatisticalReport:
+    """The one batched audit runner: ``samples`` draws per unit, in calls of at most
+    ``batch_rows`` rows mixing every unit, under the backend's seeded global generators
+    and the time budget; then every unit judged (see :func:`judge_counts`)."""
+    np = backend.np
+    m = len(units)
     tally = Tally(units)
-    budget = Budget(max_seconds, samples * len(units), progress, len(units))
+    budget = Budget(max_seconds, samples * m, progress, m)
+    per_call = max(1, batch_rows // m)
     with backend.global_generators():
-        _run_sampler(fn, units, samples, batch_rows, backend, tally, budget)
-    judged = [u.judged for u in units]
-    results = judge_counts(judged, tally.draws(), samples=samples, alpha=alpha_f)
-    return StatisticalReport(results, alpha_f, samples, seed, budget.elapsed,
-                             mode=backend.describe())
+        done = 0
+        while done < samples:
+            budget.check(done * m)
+            r = min(per_call, samples - done)
+            if not batch(np.tile(np.arange(m, dtype=np.int64), r), r, tally):
+                break
+            done += r
+        else:
+            budget.check(done * m)
+    results = judge_counts([u.judged for u in units], tally.draws(), samples=samples,
+                           alpha=alpha)
+    return StatisticalReport(results, alpha, samples, seed, budget.elapsed, mode=mode)
 
 
-def _run_sampler(fn: Callable[..., Any], units: Sequence[Unit], samples: int,
-                 batch_rows: int, backend: Backend, tally: Tally, budget: Budget) -> None:
+def _sampler_batch(fn: Callable[..., Any], units: Sequence[Unit], backend: Backend) -> Batch:
+    """One call of the batched sampler ``fn`` on the rows of every unit."""
     np = backend.np
     m = len(units)
     width = max(len(u.case.p) for u in units)
@@ -512,12 +549,8 @@ def _run_sampler(fn: Callable[..., Any], units: Sequence[Unit], samples: int,
         q_rows[i, :len(unit.case.q)] = [float(x) for x in unit.case.q]
     seeded_unit = np.array([bool(u.seeded) for u in units])
     with_generator = takes_generator(fn, 3)
-    per_call = max(1, batch_rows // m)
-    done = 0
-    while done < samples:
-        budget.check(done * m)
-        r = min(per_call, samples - done)
-        unit_of_row = np.tile(np.arange(m, dtype=np.int64), r)
+
+    def batch(unit_of_row: Any, r: int, tally: Tally) -> bool:
         rows = len(unit_of_row)
         seeded_rows = np.nonzero(seeded_unit[unit_of_row])[0].tolist() \
             if backend.layout != "shared" else None
@@ -527,13 +560,14 @@ def _run_sampler(fn: Callable[..., Any], units: Sequence[Unit], samples: int,
             out = fn(*args, generator) if with_generator else fn(*args)
         except Exception as exc:
             tally.crash = crash_text(exc)
-            return
+            return False
         tokens, why = as_token_array(out, rows, backend)
         if tokens is None:
             # Not tokens at all: certain for every case, no need to draw more.
             for u in range(m):
                 tally.add_invalid(u, r, [why or "not tokens"])
-            return
+            return False
         count_tokens(tally, tokens, unit_of_row, np)
-        done += r
-    budget.check(done * m)
+        return True
+
+    return batch

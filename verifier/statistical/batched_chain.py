@@ -28,17 +28,23 @@ from typing import Any
 
 from specexact.errors import InvalidArgument
 from specexact.numbers import as_distribution
-from specexact.statistical.audit import DEFAULT_ALPHA, Case, StatisticalReport, judge_counts
+from specexact.statistical.audit import (
+    DEFAULT_ALPHA,
+    Case,
+    StatisticalReport,
+)
 from specexact.statistical.batched import (
     DEFAULT_BATCH_ROWS,
     Backend,
-    Budget,
+    Batch,
     ProgressCallback,
     Tally,
     Unit,
     audit_backend,
     check_common,
+    check_panel,
     crash_text,
+    run_batches,
     takes_generator,
     units_of,
 )
@@ -188,44 +194,28 @@ def batched_chain_audit(fn: Callable[..., Any], *, gamma: int, horizon: int | No
     alpha_f = check_common(samples, seed, alpha, batch_rows)
     backend = audit_backend(fn, array=array, device=device, dtype=dtype, seed=seed,
                             generators=generators)
-    panel = tuple(default_chain_panel() if cases is None else cases)
-    if not panel or not all(isinstance(c, ChainCase) for c in panel):
-        msg = "cases must be a non-empty sequence of ChainCase"
-        raise InvalidArgument(msg)
-    np = backend.np
-    from specexact.statistical.audit import _scipy_stats
-
-    _scipy_stats()
-    trie = _build(panel, horizon, gamma, np)
+    panel = check_panel(cases, default_chain_panel, ChainCase, "ChainCase")
+    trie = _build(panel, horizon, gamma, backend.np)
     units = units_of(trie.cases, generators)
-    case_of_unit = [trie.cases.index(u.case) for u in units]
-    tally = Tally(units)
-    budget = Budget(max_seconds, samples * len(units), progress, len(units))
-    with backend.global_generators():
-        _run_chain(fn, units, case_of_unit, trie, samples, gamma, horizon, batch_rows,
-                   backend, tally, budget)
-    results = judge_counts([u.judged for u in units], tally.draws(), samples=samples,
-                           alpha=alpha_f)
     mode = f"{backend.describe()}, chain step, gamma {gamma}, joint law of {horizon} tokens"
-    return StatisticalReport(results, alpha_f, samples, seed, budget.elapsed, mode=mode)
+    return run_batches(units, _chain_batch(fn, units, trie, gamma, horizon, backend),
+                       samples=samples, seed=seed, alpha=alpha_f, batch_rows=batch_rows,
+                       backend=backend, max_seconds=max_seconds, progress=progress, mode=mode)
 
 
-def _run_chain(fn: Callable[..., Any], units: Sequence[Unit], case_of_unit: list[int],
-               trie: _Trie, samples: int, gamma: int, horizon: int, batch_rows: int,
-               backend: Backend, tally: Tally, budget: Budget) -> None:
+def _chain_batch(fn: Callable[..., Any], units: Sequence[Unit], trie: _Trie, gamma: int,
+                 horizon: int, backend: Backend) -> Batch:
+    """Decode every row of a batch to ``horizon`` tokens, calling ``fn`` step after step."""
     np = backend.np
     m = len(units)
+    case_of_unit = [trie.cases.index(u.case) for u in units]
     vocab = np.array([len(u.case.p) for u in units], dtype=np.int64)  # V ** horizon
     base = np.array([trie.vocabs[c] for c in case_of_unit], dtype=np.int64)
     roots = np.array([trie.roots[c] for c in case_of_unit], dtype=np.int64)
     seeded_unit = np.array([bool(u.seeded) for u in units])
     drafts_rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence((backend.seed, 4))))
-    per_chunk = max(1, batch_rows // m)
-    done = 0
-    while done < samples:
-        budget.check(done * m)
-        r = min(per_chunk, samples - done)
-        unit = np.tile(np.arange(m, dtype=np.int64), r)
+
+    def batch(unit: Any, r: int, tally: Tally) -> bool:
         node = roots[unit].copy()
         code = np.zeros(len(unit), dtype=np.int64)
         emitted = np.zeros(len(unit), dtype=np.int64)
@@ -235,7 +225,7 @@ def _run_chain(fn: Callable[..., Any], units: Sequence[Unit], case_of_unit: list
             out = _call(fn, rows, unit, node, trie, gamma, backend, seeded_unit, drafts_rng,
                         tally)
             if out is None:
-                return
+                return False
             _advance(out, rows, unit, node, code, emitted, alive, base,
                      horizon, trie, tally)
         finished = emitted >= horizon
@@ -244,8 +234,9 @@ def _run_chain(fn: Callable[..., Any], units: Sequence[Unit], case_of_unit: list
         for u in range(m):
             tally.add_counts(u, flat[u * int(vocab.max()):u * int(vocab.max())
                                      + int(vocab[u])].tolist())
-        done += r
-    budget.check(done * m)
+        return True
+
+    return batch
 
 
 def _call(fn: Callable[..., Any], rows: Any, unit: Any, node: Any, trie: _Trie, gamma: int,

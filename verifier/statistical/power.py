@@ -46,6 +46,7 @@ from typing import Any, final
 
 from specexact.errors import InvalidArgument
 from specexact.numbers import to_fraction
+from specexact.statistical.audit import g_test_cells, require_module
 from specexact.validation import check_choice, check_integer
 
 __all__ = [
@@ -202,9 +203,7 @@ def _flags_chi2(counts: Any, n: int, laws: _Laws, d: _Design, np: Any, stats: An
 
 
 def _flags_g(counts: Any, n: int, laws: _Laws, d: _Design, np: Any, stats: Any) -> Any:
-    from specexact.statistical.audit import _cells
-
-    cells = _cells(laws.p, n)
+    cells = g_test_cells(laws.p, n)
     flagged = _off_support(counts, laws, np)
     k = len(cells)
     if k < 2:
@@ -315,9 +314,7 @@ def _exact_two(laws: _Laws, n: int, d: _Design, np: Any, stats: Any) -> float | 
 
 
 def _modules() -> tuple[Any, Any]:
-    from specexact.statistical.audit import _require
-
-    return _require("numpy"), _require("scipy.stats")
+    return require_module("numpy"), require_module("scipy.stats")
 
 
 def _design(test: str, alpha: Any, threshold: Any, k: Any, seed: int) -> _Design:

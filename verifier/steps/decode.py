@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -32,6 +32,7 @@ from typing import Any
 from specexact.distribution import Distribution
 from specexact.errors import BudgetExceeded, InvalidArgument
 from specexact.exact.tree import Budget
+from specexact.numbers import ONE, ZERO
 from specexact.steps.enumeration import enumerate_step
 from specexact.steps.models import CachedModel, RecordingModel, StatefulModel
 from specexact.steps.processors import ProcessorPipeline
@@ -41,20 +42,26 @@ __all__ = [
     "CacheDivergence",
     "DecodeClock",
     "DecodeRun",
+    "ModelSide",
     "Step",
     "accepts_processors",
+    "check_horizon",
+    "check_processors",
+    "compose_decode",
+    "compose_levels",
     "decode_distribution",
+    "prepare_sides",
+    "recorded_target_law",
     "run_decode",
     "step_law",
     "target_distribution",
 ]
 
 Prefix = tuple[int, ...]
+#: A decode's state: the prefix emitted and the two caches (None when stateless).
+State = tuple[Prefix, Prefix | None, Prefix | None]
 #: ``step(target, draft, prefix, rng) -> tuple of tokens``.
 Step = Callable[[Any, Any, Prefix, Any], Any]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,10 @@ class CacheDivergence:
                 f"{self.cache} instead of {self.prefix + self.emitted}")
 
 
-class _Side:
-    """One model as the engine handles it: what the step gets, and how rows are recorded."""
+class ModelSide:
+    """One model as the engine handles it: what the step gets, and how rows are recorded.
+
+    Made by :func:`prepare_sides`."""
 
     def __init__(self, model: Any, name: str, vocab_size: int | None) -> None:
         self.name = name
@@ -133,7 +142,8 @@ class DecodeRun:
     states: int = 0
 
 
-def _check_horizon(horizon: Any) -> int:
+def check_horizon(horizon: Any) -> int:
+    """``horizon`` as an int >= 1, or InvalidArgument saying what is valid."""
     try:
         return check_integer(horizon, "horizon", min_value=1)
     except InvalidArgument:
@@ -176,7 +186,8 @@ def accepts_processors(step: Any) -> bool:
                or p.kind == p.VAR_KEYWORD for p in parameters)
 
 
-def _check_processors(processors: Any) -> ProcessorPipeline | None:
+def check_processors(processors: Any) -> ProcessorPipeline | None:
+    """The pipeline the engine applies: None for none or an identity pipeline."""
     if processors is None:
         return None
     if not isinstance(processors, ProcessorPipeline):
@@ -196,7 +207,7 @@ def _bind(step: Step, processors: ProcessorPipeline | None) -> Step:
     return bound
 
 
-def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
+def _enumerate_step(step: Step, target: ModelSide, draft: ModelSide, prefix: Prefix,
                     caches: tuple[Prefix | None, Prefix | None], budget: Budget,
                     uniform_bits: int | None, vocab_size: int, keep: int | None
                     ) -> dict[Hashable, Fraction]:
@@ -238,16 +249,18 @@ def _enumerate_step(step: Step, target: _Side, draft: _Side, prefix: Prefix,
                           input_error=input_error)
 
 
-def _prepare(target: Any, draft: Any) -> tuple[_Side, _Side, int]:
+def prepare_sides(target: Any, draft: Any) -> tuple[ModelSide, ModelSide, int]:
+    """Both models as the engine handles them (the draft defaults to the target) and the
+    vocabulary size read off the target's first row."""
     if draft is None:
         draft = target
-    t = _Side(target, "target", None)
+    t = ModelSide(target, "target", None)
     if t.recorder is None:
         msg = ("the target must answer target(prefix) so that its own law can be computed; "
                f"{target!r} is stateful without a stateless view (CachedModel has one)")
         raise InvalidArgument(msg)
     vocab_size = len(t.recorder.row(()))
-    d = _Side(draft, "draft", vocab_size)
+    d = ModelSide(draft, "draft", vocab_size)
     return t, d, vocab_size
 
 
@@ -259,59 +272,88 @@ def run_decode(step: Step, target: Any, draft: Any, horizon: int, *,
     :func:`decode_distribution` returns only ``.law``; :func:`check_step`
     uses the rest for its witness.
     """
-    horizon = _check_horizon(horizon)
-    pipeline = _check_processors(processors)
+    horizon = check_horizon(horizon)
+    pipeline = check_processors(processors)
     clock = DecodeClock(budget)
-    t, d, vocab_size = _prepare(target, draft)
+    t, d, vocab_size = prepare_sides(target, draft)
     run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
-    _compose(step, t, d, run, clock, uniform_bits, pipeline)
+    compose_decode(step, t, d, run, clock, uniform_bits, pipeline)
     return run
 
 
-def _compose(step: Step, t: _Side, d: _Side, run: DecodeRun, clock: DecodeClock,
-             uniform_bits: int | None, processors: ProcessorPipeline | None = None) -> None:
-    """Compose the step laws level by level.  With stopping, a sequence that stopped is
-    final; a step output running past the stop is kept as emitted (the tokens after
-    the stop are the bug the comparison then shows)."""
-    step = _bind(step, processors)
-    horizon, vocab_size = run.horizon, run.vocab_size
-    start = (), t.start_cache(), d.start_cache()
-    levels: list[dict[tuple[Prefix, Prefix | None, Prefix | None], Fraction]] = \
-        [{} for _ in range(horizon)]
-    levels[0][start] = _ONE
+def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
+                   step_law: Callable[[Any, int, Budget], Mapping[Hashable, Fraction]],
+                   advance: Callable[[Any, Any, Fraction], tuple[int | None, Hashable]]
+                   ) -> tuple[dict[Hashable, Fraction], int]:
+    """The law of a decode's finished outcomes, composed level by level from ``start``.
+
+    ``step_law(state, keep, budget)`` is the law of one step's outcome at ``state``
+    (``keep`` is how many tokens the horizon still wants); ``advance(state, outcome,
+    weight)`` says where the outcome goes: ``(level, next_state)`` while the decode goes
+    on (``level`` > the state's own, below ``horizon``), ``(None, key)`` when it is
+    finished under ``key``.  Each state is enumerated once, as every step moves the
+    decode at least one level on.  Returns the finished law and the states enumerated.
+    The one composition of :mod:`specexact.steps` (levels are tokens) and
+    :mod:`specexact.crossvocab` (levels are characters).
+    """
+    levels: list[dict[Hashable, Fraction]] = [{} for _ in range(horizon)]
+    levels[0][start] = ONE
     final: dict[Hashable, Fraction] = {}
-    resolved = _ZERO
-    divergence: CacheDivergence | None = None
+    resolved = ZERO
+    states = 0
     for length in range(horizon):
         for state, mass in levels[length].items():
-            prefix, tc, dc = state
-            law = _enumerate_step(step, t, d, prefix, (tc, dc), clock.next_budget(resolved),
-                                  uniform_bits, vocab_size, horizon - length)
-            run.states += 1
+            law = step_law(state, horizon - length, clock.next_budget(resolved))
+            states += 1
             for outcome, prob in law.items():
-                out: Prefix
-                if t.stateful or d.stateful:
-                    out, new_tc, new_dc = outcome  # type: ignore[misc]
-                else:
-                    out, new_tc, new_dc = outcome, None, None  # type: ignore[assignment]
-                emitted = prefix + out
                 weight = mass * prob
-                for side, cache in ((t, new_tc), (d, new_dc)):
-                    if side.stateful and cache != emitted:
-                        found = CacheDivergence(side.name, prefix, out, cache or (), weight)
-                        if divergence is None or _earlier(found, divergence):
-                            divergence = found
-                stopped = processors is not None \
-                    and processors.stop_length(emitted, len(prefix)) is not None
-                if stopped or len(emitted) >= horizon:
-                    key = emitted[:horizon]
-                    final[key] = final.get(key, _ZERO) + weight
+                level, key = advance(state, outcome, weight)
+                if level is None:
+                    final[key] = final.get(key, ZERO) + weight
                     resolved += weight
                 else:
-                    nxt = levels[len(emitted)]
-                    new_state = (emitted, new_tc, new_dc)
-                    nxt[new_state] = nxt.get(new_state, _ZERO) + weight
+                    nxt = levels[level]
+                    nxt[key] = nxt.get(key, ZERO) + weight
         levels[length] = {}
+    return final, states
+
+
+def compose_decode(step: Step, t: ModelSide, d: ModelSide, run: DecodeRun, clock: DecodeClock,
+                   uniform_bits: int | None, processors: ProcessorPipeline | None = None
+                   ) -> None:
+    """Fill ``run`` with the decode's law (and cache check), composing the step laws level
+    by level.  With stopping, a sequence that stopped is final; a step output running past
+    the stop is kept as emitted (the tokens after the stop are the bug the comparison then
+    shows)."""
+    step = _bind(step, processors)
+    horizon, vocab_size = run.horizon, run.vocab_size
+    stateful = t.stateful or d.stateful
+    divergence: CacheDivergence | None = None
+
+    def law_at(state: State, keep: int, budget: Budget) -> Mapping[Hashable, Fraction]:
+        prefix, tc, dc = state
+        return _enumerate_step(step, t, d, prefix, (tc, dc), budget, uniform_bits, vocab_size,
+                               keep)
+
+    def advance(state: State, outcome: Any, weight: Fraction) -> tuple[int | None, Hashable]:
+        nonlocal divergence
+        prefix = state[0]
+        out: Prefix
+        out, new_tc, new_dc = outcome if stateful else (outcome, None, None)
+        emitted = prefix + out
+        for side, cache in ((t, new_tc), (d, new_dc)):
+            if side.stateful and cache != emitted:
+                found = CacheDivergence(side.name, prefix, out, cache or (), weight)
+                if divergence is None or _earlier(found, divergence):
+                    divergence = found
+        stopped = processors is not None \
+            and processors.stop_length(emitted, len(prefix)) is not None
+        if stopped or len(emitted) >= horizon:
+            return None, emitted[:horizon]
+        return len(emitted), (emitted, new_tc, new_dc)
+
+    final, run.states = compose_levels(((), t.start_cache(), d.start_cache()), horizon, clock,
+                                       law_at, advance)
     run.law = Distribution(final)
     run.divergence = divergence
 
@@ -357,16 +399,16 @@ def step_law(step: Step, target: Any, draft: Any, prefix: Prefix = (), *,
 
     Stateful models start with their cache holding ``prefix``.
     """
-    step = _bind(step, _check_processors(processors))
-    t, d, vocab_size = _prepare(target, draft)
+    step = _bind(step, check_processors(processors))
+    t, d, vocab_size = prepare_sides(target, draft)
     prefix = tuple(prefix)
     start = (prefix if t.stateful else None, prefix if d.stateful else None)
-    law = _enumerate_step(step, t, d, prefix, start, DecodeClock(budget).next_budget(_ZERO),
+    law = _enumerate_step(step, t, d, prefix, start, DecodeClock(budget).next_budget(ZERO),
                           uniform_bits, vocab_size, None)
     out: dict[Hashable, Fraction] = {}
     for outcome, prob in law.items():
         emitted = outcome[0] if (t.stateful or d.stateful) else outcome  # type: ignore[index]
-        out[emitted] = out.get(emitted, _ZERO) + prob
+        out[emitted] = out.get(emitted, ZERO) + prob
     return Distribution(out)
 
 
@@ -381,22 +423,24 @@ def target_distribution(target: Any, horizon: int, *, budget: Budget | None = No
     >>> target_distribution(ContextFreeModel(["1/2", "1/2"]), 1)
     Distribution({(0,): 1/2, (1,): 1/2})
     """
-    horizon = _check_horizon(horizon)
-    side = _Side(target, "target", None)
+    horizon = check_horizon(horizon)
+    side = ModelSide(target, "target", None)
     if side.recorder is None:
         msg = f"the target {target!r} has no stateless view target(prefix)"
         raise InvalidArgument(msg)
-    return _target_law(side.recorder, horizon, DecodeClock(budget), _check_processors(processors))
+    return recorded_target_law(side.recorder, horizon, DecodeClock(budget),
+                               check_processors(processors))
 
 
-def _target_law(recorder: RecordingModel, horizon: int, clock: DecodeClock,
-                processors: ProcessorPipeline | None = None) -> Distribution:
-    layer: dict[Prefix, Fraction] = {(): _ONE}
+def recorded_target_law(recorder: RecordingModel, horizon: int, clock: DecodeClock,
+                        processors: ProcessorPipeline | None = None) -> Distribution:
+    """The target's own joint law of ``horizon`` tokens, read through ``recorder``."""
+    layer: dict[Prefix, Fraction] = {(): ONE}
     final: dict[Prefix, Fraction] = {}
     for _ in range(horizon):
         nxt: dict[Prefix, Fraction] = {}
         for prefix, mass in layer.items():
-            clock.next_budget(_ZERO)
+            clock.next_budget(ZERO)
             try:
                 row: tuple[Fraction, ...] = recorder.row(prefix)
             except LookupError as exc:

@@ -17,7 +17,7 @@ from typing import Any, final
 from specexact.distribution import Distribution
 from specexact.errors import InvalidArgument
 from specexact.exact.tree import Budget
-from specexact.numbers import as_distribution
+from specexact.numbers import ONE, ZERO, as_distribution
 from specexact.steps.decode import Step, step_law
 from specexact.validation import check_integer
 
@@ -30,9 +30,6 @@ __all__ = [
     "iid_expected_tokens",
     "step_efficiency",
 ]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 @final
@@ -52,24 +49,24 @@ class StepEfficiency:
     @property
     def expected_tokens(self) -> Fraction:
         """Expected tokens per target call."""
-        return sum((int(k) * v for k, v in self.emitted.items()), _ZERO)  # type: ignore[call-overload]
+        return self.emitted.mean()
 
     @property
     def expected_accepted(self) -> Fraction:
-        return sum((int(k) * v for k, v in self.accepted.items()), _ZERO)  # type: ignore[call-overload]
+        return self.accepted.mean()
 
     @property
     def reach(self) -> tuple[Fraction, ...]:
         lengths = {int(k): v for k, v in self.accepted.items()}  # type: ignore[call-overload]
-        return tuple(sum((v for k, v in lengths.items() if k >= i), _ZERO)
+        return tuple(sum((v for k, v in lengths.items() if k >= i), ZERO)
                      for i in range(1, max(lengths, default=0) + 1))
 
     @property
     def acceptance(self) -> tuple[Fraction, ...]:
         rates = []
-        before = _ONE
+        before = ONE
         for here in self.reach:
-            rates.append(here / before if before else _ZERO)
+            rates.append(here / before if before else ZERO)
             before = here
         return tuple(rates)
 
@@ -87,18 +84,14 @@ def step_efficiency(step: Step, target: Any, draft: Any, prefix: Sequence[int] =
     """
     law = step_law(step, target, draft if draft is not None else target, tuple(prefix),
                    budget=budget, uniform_bits=uniform_bits)
-    emitted: dict[int, Fraction] = {}
-    for seq, prob in law.items():
-        n = len(seq)  # type: ignore[arg-type]
-        emitted[n] = emitted.get(n, _ZERO) + prob
-    return StepEfficiency(Distribution(emitted.items()),
-                          Distribution((k - 1, v) for k, v in emitted.items()))
+    emitted = law.map(len)
+    return StepEfficiency(emitted, emitted.map(lambda n: n - 1))
 
 
 def iid_acceptance(p: Sequence[Any], q: Sequence[Any]) -> Fraction:
     """alpha = sum_x min(p(x), q(x)) = 1 - TV(p, q), the one-draft acceptance rate."""
     pf, qf = as_distribution(p, name="p"), as_distribution(q, name="q")
-    return sum((min(a, b) for a, b in zip(pf, qf, strict=True)), _ZERO)
+    return sum((min(a, b) for a, b in zip(pf, qf, strict=True)), ZERO)
 
 
 def iid_expected_tokens(alpha: Any, gamma: int) -> Fraction:
@@ -120,7 +113,7 @@ def draft_law_iid(q: Sequence[Any], k: int) -> Distribution:
     support = [i for i, w in enumerate(qf) if w]
     out: dict[Hashable, Fraction] = {}
     for combo in itertools.product(support, repeat=k):
-        prob = _ONE
+        prob = ONE
         for i in combo:
             prob *= qf[i]
         out[combo] = prob
@@ -136,7 +129,7 @@ def draft_law_without_replacement(q: Sequence[Any], k: int) -> Distribution:
         raise InvalidArgument(msg)
     out: dict[Hashable, Fraction] = {}
     for combo in itertools.permutations(support, k):
-        prob, left = _ONE, _ONE
+        prob, left = ONE, ONE
         for i in combo:
             prob *= qf[i] / left
             left -= qf[i]
@@ -159,8 +152,8 @@ def acceptance_upper_bound(p: Sequence[Any], draft_law: Mapping[Hashable, Any]) 
     for size in range(len(pf) + 1):
         for subset in itertools.combinations(vocab, size):
             h = set(subset)
-            outside = sum((pf[i] for i in vocab if i not in h), _ZERO)
-            hit = sum((v for drawn, v in draws if drawn & h), _ZERO)
+            outside = sum((pf[i] for i in vocab if i not in h), ZERO)
+            hit = sum((v for drawn, v in draws if drawn & h), ZERO)
             value = outside + hit
             if best is None or value < best:
                 best = value

@@ -43,7 +43,7 @@ from fractions import Fraction
 from typing import Any, Protocol, final, runtime_checkable
 
 from specexact.errors import InvalidArgument, InvalidDistribution
-from specexact.numbers import to_fraction
+from specexact.numbers import ZERO, to_fraction
 from specexact.pipelines import MinP, Temperature, TopK, TopP
 from specexact.validation import check_integer, fail
 
@@ -66,7 +66,6 @@ __all__ = [
 
 Prefix = tuple[int, ...]
 Weights = tuple[Fraction, ...]
-_ZERO = Fraction(0)
 
 
 class ProcessorsExhausted(InvalidDistribution):
@@ -122,7 +121,7 @@ def _banned(weights: Weights, banned: Iterable[int]) -> Weights:
     out = list(weights)
     for t in banned:
         if t < len(out):
-            out[t] = _ZERO
+            out[t] = ZERO
     return tuple(out)
 
 
@@ -228,7 +227,7 @@ class Warp:
     transform: Any
 
     def __call__(self, emitted: Prefix, weights: Weights) -> Weights:
-        total = sum(weights, _ZERO)
+        total = sum(weights, ZERO)
         if not total:
             return weights
         result: Weights = self.transform(tuple(w / total for w in weights))
@@ -350,7 +349,7 @@ class TokenGrammar:
         if tokens is None:
             return weights
         allowed = self.allowed(self.state(tokens))
-        return tuple(w if i in allowed else _ZERO for i, w in enumerate(weights))
+        return tuple(w if i in allowed else ZERO for i, w in enumerate(weights))
 
     def __hash__(self) -> int:
         return hash((tuple(self.transitions.items()), self.start, self.boundary))
@@ -509,7 +508,7 @@ class ProcessorPipeline:
     def __call__(self, emitted: Sequence[Any], row: Sequence[Any]) -> Weights:
         """The processed next-token law after ``emitted``; ProcessorsExhausted when empty."""
         weights = self.weights(emitted, row)
-        total = sum(weights, _ZERO)
+        total = sum(weights, ZERO)
         if not total:
             msg = (f"the processors ({self}) leave no token with positive probability after "
                    f"{_ids(emitted)}: the processed law is undefined there")

@@ -10,17 +10,18 @@ from typing import Any, final
 from specexact.distribution import Distribution
 from specexact.errors import SamplerFailure
 from specexact.exact.tree import Budget
-from specexact.exact.verdict import ComparedVerdict, compare_laws
+from specexact.exact.verdict import ComparedVerdict, LawComparison, is_valid_output
+from specexact.numbers import ZERO
 from specexact.steps.decode import (
     CacheDivergence,
     DecodeClock,
     DecodeRun,
     Step,
-    _check_horizon,
-    _check_processors,
-    _compose,
-    _prepare,
-    _target_law,
+    check_horizon,
+    check_processors,
+    compose_decode,
+    prepare_sides,
+    recorded_target_law,
 )
 from specexact.steps.models import format_prefix
 from specexact.steps.processors import ProcessorPipeline, ProcessorsExhausted
@@ -29,6 +30,7 @@ from specexact.witness import step_witness_json
 
 __all__ = [
     "DecodeComparison",
+    "SequenceComparison",
     "StepVerdict",
     "check_step",
     "compare_decodes",
@@ -36,7 +38,6 @@ __all__ = [
 ]
 
 Prefix = tuple[int, ...]
-_ZERO = Fraction(0)
 
 
 def _by_prefix(law: Mapping[Hashable, Fraction], length: int,
@@ -45,7 +46,7 @@ def _by_prefix(law: Mapping[Hashable, Fraction], length: int,
     out: dict[Any, Fraction] = {}
     for outcome, prob in law.items():
         key = view(outcome)[:length]
-        out[key] = out.get(key, _ZERO) + prob
+        out[key] = out.get(key, ZERO) + prob
     return out
 
 
@@ -77,11 +78,11 @@ def first_differing_prefix(expected: Mapping[Hashable, Fraction],
     longest = max((len(view(k)) for k in (*expected, *actual)), default=0)
     for length in range(1, longest + 1):
         e, a = _by_prefix(expected, length, view), _by_prefix(actual, length, view)
-        differing = sorted(k for k in set(e) | set(a) if e.get(k, _ZERO) != a.get(k, _ZERO))
+        differing = sorted(k for k in set(e) | set(a) if e.get(k, ZERO) != a.get(k, ZERO))
         if differing:
             first = differing[0]
-            return first, e.get(first, _ZERO), a.get(first, _ZERO)
-    return None, _ZERO, _ZERO
+            return first, e.get(first, ZERO), a.get(first, ZERO)
+    return None, ZERO, ZERO
 
 
 def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distribution:
@@ -90,14 +91,42 @@ def _conditional(law: Mapping[Prefix, Fraction], context: Prefix) -> Distributio
     mass: dict[Hashable, Fraction] = {}
     for seq, prob in law.items():
         if len(seq) > n and seq[:n] == context:
-            mass[seq[n]] = mass.get(seq[n], _ZERO) + prob
-    total = sum(mass.values(), _ZERO)
+            mass[seq[n]] = mass.get(seq[n], ZERO) + prob
+    total = sum(mass.values(), ZERO)
     return Distribution({k: v / total for k, v in mass.items()}) if total else Distribution()
+
+
+@dataclass(frozen=True)
+class SequenceComparison(LawComparison):
+    """An exact comparison of two laws over sequences, with where they first part.
+
+    ``first_difference`` is the shortest sequence prefix whose probability
+    differs (the laws agree on every shorter one), ``None`` when the laws are
+    equal; ``first_expected`` / ``first_actual`` are its two probabilities.
+    """
+
+    first_difference: Any = field(init=False)
+    first_expected: Fraction = field(init=False)
+    first_actual: Fraction = field(init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        first, fe, fa = None, ZERO, ZERO
+        if self.difference:
+            first, fe, fa = first_differing_prefix(self.expected, self.actual, self.as_sequence)
+        set_ = object.__setattr__
+        set_(self, "first_difference", first)
+        set_(self, "first_expected", fe)
+        set_(self, "first_actual", fa)
+
+    def as_sequence(self, outcome: Any) -> Any:
+        """The sequence whose prefixes are compared: the outcome itself (token ids)."""
+        return outcome
 
 
 @final
 @dataclass(frozen=True)
-class DecodeComparison:
+class DecodeComparison(SequenceComparison):
     """The exact comparison of a decode's joint law with the target's.
 
     ``first_difference`` is the shortest sequence whose probability differs
@@ -106,35 +135,11 @@ class DecodeComparison:
     ``expected_next`` / ``actual_next`` the two next-token laws after it.
     """
 
-    expected: Distribution
-    actual: Distribution
     vocab_size: int
-    difference: Mapping[Hashable, Fraction] = field(init=False)
-    tv: Fraction = field(init=False)
-    support_violation: Fraction = field(init=False)
-    invalid_mass: Fraction = field(init=False)
-    first_difference: Prefix | None = field(init=False)
-    first_expected: Fraction = field(init=False)
-    first_actual: Fraction = field(init=False)
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        base = compare_laws(self.expected, self.actual, self.vocab_size)
-        set_(self, "difference", base.difference)
-        set_(self, "tv", base.tv)
-        set_(self, "support_violation", base.support_violation)
-        set_(self, "invalid_mass", base.invalid_mass)
-        first: Prefix | None = None
-        fe = fa = _ZERO
-        if base.difference:
-            first, fe, fa = first_differing_prefix(self.expected, self.actual)
-        set_(self, "first_difference", first)
-        set_(self, "first_expected", fe)
-        set_(self, "first_actual", fa)
-
-    @property
-    def equal(self) -> bool:
-        return not self.difference
+    def is_valid(self, outcome: Hashable) -> bool:
+        """Whether ``outcome`` is a sequence of token ids of the vocabulary."""
+        return is_valid_output(outcome, self.vocab_size)
 
     @property
     def context(self) -> Prefix | None:
@@ -185,12 +190,7 @@ class StepVerdict(ComparedVerdict):
 
     @property
     def passed(self) -> bool:
-        return (self.crash is None and self.cache_divergence is None
-                and self.comparison is not None and self.comparison.equal)
-
-    @property
-    def expected(self) -> Distribution | None:
-        return None if self.comparison is None else self.comparison.expected
+        return self.cache_divergence is None and super().passed
 
     @property
     def reason(self) -> str:
@@ -247,15 +247,6 @@ class StepVerdict(ComparedVerdict):
         return render_table(("sequence", "expected", "actual", "actual - expected"), shown,
                             footer=footer)
 
-    def models_table(self) -> str:
-        """The model rows the run asked for, one prefix a line."""
-        lines = []
-        for name, rows in (("target", self.target_rows), ("draft", self.draft_rows)):
-            for prefix in sorted(rows):
-                row = ", ".join(str(x) for x in rows[prefix])
-                lines.append(f"{name}({format_prefix(prefix) or '()'}) = ({row})")
-        return "\n".join(lines)
-
     def to_json(self) -> dict[str, Any]:
         """The witness as JSON-ready data: fractions as strings, prefixes as ``"0,1"``."""
         return step_witness_json(self.target_rows, self.draft_rows, self.horizon,
@@ -296,12 +287,12 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
     :class:`~specexact.errors.Undecided`; malformed models raise
     :class:`~specexact.errors.InvalidInput`.
     """
-    horizon = _check_horizon(horizon)
-    pipeline = _check_processors(processors)
+    horizon = check_horizon(horizon)
+    pipeline = check_processors(processors)
     clock = DecodeClock(budget)
-    t, d, vocab_size = _prepare(target, draft)
+    t, d, vocab_size = prepare_sides(target, draft)
     assert t.recorder is not None
-    expected = _target_law(t.recorder, horizon, clock, pipeline)
+    expected = recorded_target_law(t.recorder, horizon, clock, pipeline)
     run = DecodeRun(Distribution(), horizon, vocab_size, t.rows, d.rows)
 
     def verdict(comparison: DecodeComparison | None, crash: SamplerFailure | None = None
@@ -310,7 +301,7 @@ def check_step(step: Step, target: Any, draft: Any, horizon: int, *,
                            run.divergence, t.witness_rows(), d.witness_rows(), pipeline)
 
     try:
-        _compose(step, t, d, run, clock, uniform_bits, pipeline)
+        compose_decode(step, t, d, run, clock, uniform_bits, pipeline)
     except SamplerFailure as failure:
         cause = failure.__cause__
         if isinstance(cause, ProcessorsExhausted) and pipeline is not None \

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
+from specexact.numbers import ONE, ZERO
+
 __all__ = ["LPError", "backend", "constrained_point", "fraction_only", "solve_lp"]
 
 try:  # gmpy2's mpq: the same exact rationals, 5-10x faster than Fraction on pivots.
@@ -29,9 +31,6 @@ try:  # gmpy2's mpq: the same exact rationals, 5-10x faster than Fraction on piv
     _FAST: Any = _mpq
 except ImportError:  # pragma: no cover - gmpy2 is a dependency; Fraction is the fallback
     _FAST = None
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 @contextlib.contextmanager
@@ -113,7 +112,7 @@ def solve_lp(cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
     x, rows = solved
     _check(x, rows, len(a_ub))
     point = tuple(Fraction(int(v.numerator), int(v.denominator)) for v in x)
-    value = sum((Fraction(c) * v for c, v in zip(cost, point, strict=True)), _ZERO)
+    value = sum((Fraction(c) * v for c, v in zip(cost, point, strict=True)), ZERO)
     return value, point
 
 
@@ -121,7 +120,7 @@ def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
            b_ub: Sequence[Fraction], a_eq: Sequence[Sequence[Fraction]],
            b_eq: Sequence[Fraction]) -> tuple[tuple[Any, ...], list[list[Any]]] | None:
     """The optimum in the backend's type, and the constraint rows ``[*a, b]`` converted."""
-    _ZERO = Q(0)
+    zero = Q(0)
 
     conv = Q  # mpq and Fraction both take an int or a Fraction exactly
 
@@ -132,11 +131,11 @@ def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
     original = [[*(conv(v) for v in coeffs), conv(rhs)]
                 for coeffs, rhs in (*zip(a_ub, b_ub, strict=True), *zip(a_eq, b_eq, strict=True))]
     for i, given in enumerate(original[:m_ub]):
-        row = given[:-1] + [_ZERO] * m_ub + [given[-1]]
+        row = given[:-1] + [zero] * m_ub + [given[-1]]
         row[n + i] = Q(1)
         rows.append(row)
     for row in original[m_ub:]:
-        rows.append(row[:-1] + [_ZERO] * m_ub + [row[-1]])
+        rows.append(row[:-1] + [zero] * m_ub + [row[-1]])
     # Basis: the slack of an inequality with rhs >= 0, else an artificial variable.
     artificial_rows = []
     basis: list[int] = []
@@ -151,18 +150,18 @@ def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
     n_art = len(artificial_rows)
     total = width + n_art
     for k, i in enumerate(artificial_rows):
-        rows[i] = rows[i][:-1] + [_ZERO] * n_art + [rows[i][-1]]
+        rows[i] = rows[i][:-1] + [zero] * n_art + [rows[i][-1]]
         rows[i][width + k] = Q(1)
         basis[i] = width + k
     for i in range(len(rows)):
         if len(rows[i]) != total + 1:
-            rows[i] = rows[i][:width] + [_ZERO] * n_art + [rows[i][-1]]
+            rows[i] = rows[i][:width] + [zero] * n_art + [rows[i][-1]]
     # Phase 1: minimise the sum of the artificial variables.
-    obj = [_ZERO] * (total + 1)
+    obj = [zero] * (total + 1)
     for i in artificial_rows:
         obj = [a - b for a, b in zip(obj, rows[i], strict=True)]
     for k in range(n_art):
-        obj[width + k] = _ZERO
+        obj[width + k] = zero
     _optimise(rows, obj, basis, total)
     if obj[-1] != 0:  # -obj[-1] is the minimal total infeasibility
         return None
@@ -178,13 +177,13 @@ def _solve(Q: Any, cost: Sequence[Fraction], a_ub: Sequence[Sequence[Fraction]],
             _pivot(rows, obj, basis, i, j)
         i += 1
     # Phase 2 over the original and slack columns only.
-    obj = [conv(c) for c in cost] + [_ZERO] * (total - n) + [_ZERO]
+    obj = [conv(c) for c in cost] + [zero] * (total - n) + [zero]
     for i, b in enumerate(basis):
         f = obj[b]
         if f:
             obj = [a - f * v for a, v in zip(obj, rows[i], strict=True)]
     _optimise(rows, obj, basis, width)
-    x = [_ZERO] * total
+    x = [zero] * total
     for i, b in enumerate(basis):
         x[b] = rows[i][-1]
     return tuple(x[:n]), original
@@ -221,22 +220,22 @@ def constrained_point(rows: Sequence[tuple[Sequence[Fraction], str]], width: int
     for lin, rel in rows:
         coeffs = [-c for c in lin[:-1]]
         if rel == "==":
-            a_eq.append([*coeffs, _ZERO] if strict else coeffs)
+            a_eq.append([*coeffs, ZERO] if strict else coeffs)
             b_eq.append(lin[-1])
             continue
         # lin.x + c >= 0 (or > 0 with slack s)  <=>  -lin.x (+ s) <= c
         if strict:
-            coeffs.append(_ONE if rel == ">" else _ZERO)
+            coeffs.append(ONE if rel == ">" else ZERO)
         a_ub.append(coeffs)
         b_ub.append(lin[-1])
     if strict:
-        a_ub.append([_ZERO] * width + [_ONE])
-        b_ub.append(_ONE)
-        cost = [_ZERO] * width + [-_ONE]
+        a_ub.append([ZERO] * width + [ONE])
+        b_ub.append(ONE)
+        cost = [ZERO] * width + [-ONE]
     elif objective is not None:
         cost = list(objective)
     else:
-        cost = [_ZERO] * width
+        cost = [ZERO] * width
     solved = solve_lp(cost, a_ub, b_ub, a_eq, b_eq)
     if solved is None:
         return None

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
+from specexact.numbers import ZERO
 from specexact.symbolic.lp import solve_lp
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ __all__ = ["Poly", "certificate", "in_equality_ideal", "local_relaxation_empty",
 Monomial = tuple[int, ...]
 Poly = dict[Monomial, Fraction]
 
-_ZERO = Fraction(0)
 _POLY_CACHE: dict[tuple[int, Any], Poly] = {}
 #: Products of more factors than this are not tried (the LP grows as |G|^D).
 MAX_DEGREE = 3
@@ -74,7 +74,7 @@ def _mul(a: Poly, b: Poly) -> Poly:
     for ma, ca in a.items():
         for mb, cb in b.items():
             m = tuple(x + y for x, y in zip(ma, mb, strict=True))
-            v = out.get(m, _ZERO) + ca * cb
+            v = out.get(m, ZERO) + ca * cb
             if v:
                 out[m] = v
             else:
@@ -93,7 +93,7 @@ def _scale(a: Poly, c: Fraction) -> Poly:
 def _add(a: Poly, b: Poly) -> Poly:
     out = dict(a)
     for m, v in b.items():
-        w = out.get(m, _ZERO) + v
+        w = out.get(m, ZERO) + v
         if w:
             out[m] = w
         else:
@@ -208,15 +208,15 @@ def _certificate(n: int, gens: list[tuple[Poly, bool]], equalities: list[Poly],
     columns += expanded + [_scale(poly, Fraction(-1)) for poly in expanded]
     strict_column = [s for _, s in products] + [False] * (2 * len(expanded))
     width = len(columns)
-    a_eq = [[col.get(m, _ZERO) for col in columns] for m in monomials if m != const]
-    b_eq = [_ZERO] * len(a_eq)
-    constant_row = [col.get(const, _ZERO) for col in columns]
+    a_eq = [[col.get(m, ZERO) for col in columns] for m in monomials if m != const]
+    b_eq = [ZERO] * len(a_eq)
+    constant_row = [col.get(const, ZERO) for col in columns]
     # const(sum) <= 0, and -const(sum) + sum(strict lambdas) >= 1.
     a_ub = [constant_row,
             [v - (1 if s else 0) for v, s in zip(constant_row, strict_column, strict=True)]]
-    b_ub = [_ZERO, Fraction(-1)]
+    b_ub = [ZERO, Fraction(-1)]
     space.lp_calls += 1
-    solved = solve_lp([_ZERO] * width, a_ub, b_ub, a_eq, b_eq)
+    solved = solve_lp([ZERO] * width, a_ub, b_ub, a_eq, b_eq)
     if solved is None:
         return None
     _, x = solved
@@ -232,7 +232,7 @@ def _certificate(n: int, gens: list[tuple[Poly, bool]], equalities: list[Poly],
         total = _add(total, _scale(poly, lam))
     for mu_poly, e in used:
         total = _add(total, _mul(mu_poly, e))
-    c = -total.get(const, _ZERO)
+    c = -total.get(const, ZERO)
     if not _check(n, terms, used, c):  # pragma: no cover
         return None
     return terms, used, c
@@ -263,7 +263,7 @@ def _check(n: int, terms: Sequence[tuple[Fraction, Poly, bool]],
     const = (0,) * n
     if any(m != const for m in total):
         return False
-    if total.get(const, _ZERO) != -c or c < 0:
+    if total.get(const, ZERO) != -c or c < 0:
         return False
     return c > 0 or any(strict for _, _, strict in terms)
 

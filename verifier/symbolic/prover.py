@@ -44,18 +44,12 @@ from specexact.exact.engine import output_distribution
 from specexact.exact.random_source import LazyToken, check_uniform_bits
 from specexact.exact.tree import Budget, ChoiceTree, Chooser
 from specexact.symbolic.grid import GridHazard, grid_witness
+from specexact.symbolic.leaves import Leaf, check_leaf, end_path, path_signal
 from specexact.symbolic.nonlinear import in_equality_ideal
 from specexact.symbolic.random_source import SymbolicRandom, fraction
 from specexact.symbolic.region import Constraint, Point, Space
 from specexact.symbolic.result import Case, ProofResult
-from specexact.symbolic.signs import (
-    ZERO,
-    Decider,
-    NeedSplit,
-    check_nonlinear_local,
-    factorise,
-    side,
-)
+from specexact.symbolic.signs import Decider, NeedSplit
 from specexact.symbolic.values import SymbolicUniform, SymbolicValue
 from specexact.validation import check_integer
 
@@ -76,9 +70,7 @@ class _Crash(BaseException):
 
 
 @dataclass
-class _Leaf:
-    weight: Any
-    local: tuple[Constraint, ...]
+class _Leaf(Leaf):
     law: dict[Hashable, Any]
 
 
@@ -146,19 +138,13 @@ class _Prover:
             q = [SymbolicValue(s, rng) for s in q_syms]
             try:
                 value = self.sampler(p, q, rng)
-                if decider.errors:
-                    raise decider.errors[0]
-                if decider.splits:  # the sampler swallowed a NeedSplit
-                    raise decider.splits[0]
+                signal = path_signal(decider)  # also when the sampler swallowed it
+                if signal is not None:
+                    raise signal
                 hazards.extend(rng.hazards)
                 return _outcome_law(value, space.vocab_size), tuple(decider.local)
             except Exception as exc:
-                if decider.errors:
-                    raise decider.errors[0] from None
-                if decider.splits:
-                    raise decider.splits[0] from None
-                if isinstance(exc, Undecided):
-                    raise
+                end_path(decider, exc)
                 raise _Crash(exc, (*cell, *decider.local), chooser.describe()) from exc
             finally:
                 rng.active = False
@@ -218,23 +204,12 @@ class _Prover:
         than ``cancel(together(...))`` on the laws' long sums; the result is
         the same rational function.
         """
-        e = self.space.eliminate(expr)
-        if substitution:
-            e = e.xreplace(substitution)
-        if self._field is None:
-            from sympy.polys.fields import field
-
-            self._field = field(self.space.variables, sympy.QQ)[0]
-        field_ = self._field
-        ring = field_.ring
+        e = self._on_simplex(expr, substitution)
+        field_ = self._rational_functions()
         try:
             # Terms over the same denominator are summed as polynomials first:
             # a law's many terms share few denominators, so few gcds remain.
-            groups: dict[Any, Any] = {}
-            for term in sympy.Add.make_args(e):
-                num, den = term.as_numer_denom()
-                n, d = ring.from_expr(num).cancel(ring.from_expr(den))
-                groups[d] = groups.get(d, ring.zero) + n
+            groups = self._by_denominator(e)
             total = field_.zero
             for d, n in groups.items():
                 if n:
@@ -242,6 +217,32 @@ class _Prover:
             return total.as_expr()
         except (ValueError, TypeError, sympy.PolynomialError):  # not a rational function
             return sympy.cancel(sympy.together(e))
+
+    def _on_simplex(self, expr: Any, substitution: dict[Any, Any]) -> Any:
+        """``expr`` with the eliminated coordinates (and the equalities) substituted."""
+        e = self.space.eliminate(expr)
+        return e.xreplace(substitution) if substitution else e
+
+    def _rational_functions(self) -> Any:
+        """sympy's field of rational functions over QQ in the space's variables."""
+        if self._field is None:
+            from sympy.polys.fields import field
+
+            self._field = field(self.space.variables, sympy.QQ)[0]
+        return self._field
+
+    def _by_denominator(self, e: Any) -> dict[Any, Any]:
+        """``e``'s terms, each cancelled (small gcds), summed by denominator:
+        ``{denominator: numerator}`` as polynomials; raises when ``e`` is not a rational
+        function.  ``q_x * (1 - p_x / q_x) * r / S`` is ``r (q_x - p_x) / S``, so the terms
+        of a law share few denominators."""
+        ring = self._rational_functions().ring
+        groups: dict[Any, Any] = {}
+        for term in sympy.Add.make_args(e):
+            num, den = term.as_numer_denom()
+            n, d = ring.from_expr(num).cancel(ring.from_expr(den))
+            groups[d] = groups.get(d, ring.zero) + n
+        return groups
 
     def _tidy(self, expr: Any) -> Any:
         """:func:`_tidy`, memoised: proved cases repeat the same formulas (p_k)."""
@@ -276,22 +277,10 @@ class _Prover:
         return answer
 
     def _zero_test(self, expr: Any, substitution: dict[Any, Any]) -> bool:
-        e = self.space.eliminate(expr)
-        if substitution:
-            e = e.xreplace(substitution)
-        if self._field is None:
-            from sympy.polys.fields import field
-
-            self._field = field(self.space.variables, sympy.QQ)[0]
-        ring = self._field.ring
+        e = self._on_simplex(expr, substitution)
+        ring = self._rational_functions().ring
         try:
-            groups: dict[Any, Any] = {}
-            for term in sympy.Add.make_args(e):
-                num, den = term.as_numer_denom()
-                # Cancel each term first (small gcds): q_x * (1 - p_x / q_x) * r / S
-                # is r (q_x - p_x) / S, so the terms of a law share few denominators.
-                n, d = ring.from_expr(num).cancel(ring.from_expr(den))
-                groups[d] = groups.get(d, ring.zero) + n
+            groups = self._by_denominator(e)
         except (ValueError, TypeError, sympy.PolynomialError):
             return False
         items = [(d, n) for d, n in groups.items() if n]
@@ -310,34 +299,13 @@ class _Prover:
         """Raise NeedSplit unless the leaf's formula is exact on the whole case (see above)."""
         space = self.space
         contributions = [self.reduce(leaf.weight * v, {}) for v in leaf.law.values()]
-        for constraint in leaf.local:
-            if constraint.lin is None:
-                # Its region is the case: decided and split on the case's signs.
-                check_nonlinear_local(space, constraint, contributions, cell)
-                continue
-            if not space.feasible((*cell, constraint.negated(space, ">="))):
-                continue  # the case itself implies the constraint
-            below = constraint.negated(space, ">")
-            zero = constraint.with_rel(space, "==")
-            split = NeedSplit([c for c in (below, zero, constraint)
-                               if space.feasible((*cell, c))])
-            if space.feasible((*cell, below)):
-                raise split
-            on_plane = (*cell, zero)
-            if not self._vanishes(contributions, on_plane) and not self._vanishes(
-                    contributions, (*on_plane, *self._implicit_equalities(on_plane))):
-                raise split
-        decider = Decider(space, cell)
-        for contribution in contributions:
-            _, den = sympy.fraction(contribution)
-            if den.is_number:
-                continue
-            _, factors, _ = factorise(space, den, "a denominator of the output law")
-            for factor in factors:
-                signs = decider.factor_signs(factor, local=False)
-                if ZERO in signs:
-                    raise NeedSplit([c for sign in sorted(signs)
-                                     for c in side(space, factor, frozenset((sign,)))])
+
+        def vanishes(on_plane: tuple[Constraint, ...]) -> bool:
+            return self._vanishes(contributions, on_plane) or self._vanishes(
+                contributions, (*on_plane, *space.implicit_equalities(on_plane)))
+
+        check_leaf(space, cell, leaf.local, contributions, vanishes,
+                   "a denominator of the output law")
 
     def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
         """Whether every contribution's numerator is identically 0 on the region's equalities."""
@@ -374,7 +342,7 @@ class _Prover:
         bias = self._bias(formula, target, substitution)
         if bias:
             # Implicit equalities (a ">=" tight on the whole case) may cancel it.
-            implicit = self._implicit_equalities(cell)
+            implicit = self.space.implicit_equalities(cell)
             if implicit:
                 substitution = self.equalities((*cell, *implicit))
                 bias = self._bias({k: self.reduce(v, substitution) for k, v in law.items()},
@@ -400,18 +368,6 @@ class _Prover:
             if diff != 0:
                 out[k] = diff
         return out
-
-    def _implicit_equalities(self, cell: Sequence[Constraint]) -> list[Constraint]:
-        """The inequalities (simplex bounds included) that hold with equality on all of ``cell``."""
-        space = self.space
-        found = []
-        n = space.n
-        bounds = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
-        inequalities = [c.lin for c in cell if c.rel == ">=" and c.lin is not None]
-        for lin in [*bounds, *space.simplex_rows, *inequalities]:
-            if not space.feasible((*cell, space.constraint(lin, ">"))):
-                found.append(space.constraint(lin, "=="))
-        return found
 
     def _refute(self, cell: tuple[Constraint, ...], formula: dict[Hashable, Any],
                 bias: dict[Hashable, Any], leaves: int) -> Case:
@@ -460,7 +416,7 @@ class _Prover:
             # A nonlinear region thinner than its relaxation: first the linear
             # equalities it implies (q0 == 0 and p1*q0 >= p0*q1 force p0 == 0),
             # then points near the vertices of the relaxation.
-            narrowed = (*cell, *self._implicit_equalities(cell))
+            narrowed = (*cell, *self.space.implicit_equalities(cell))
             points += [x for x in space.random_points(narrowed, 8, self.rng)
                        if space.contains(cell, x)]
             if len(points) < 2:

@@ -231,8 +231,8 @@ class SymbolicRandom:
         ws = token.weights
         total = sum((ws[i] for i in ids), sympy.Integer(0))
         value: int = self._branch(
-            ("token", token._draw, ids), [(i, ws[i] / total) for i in ids],
-            f"token of categorical draw #{token._draw}", [ws[i] for i in ids])
+            ("token", token.draw, ids), [(i, ws[i] / total) for i in ids],
+            f"token of categorical draw #{token.draw}", [ws[i] for i in ids])
         token.narrow((value,))
         return value
 
@@ -250,8 +250,8 @@ class SymbolicRandom:
         w_yes = sum((ws[i] for i in yes), sympy.Integer(0))
         w_no = sum((ws[i] for i in no), sympy.Integer(0))
         truth: bool = self._branch(
-            ("split", token._draw, op, other), [(True, w_yes / total), (False, w_no / total)],
-            f"token #{token._draw} {op} {other}", [w_yes, w_no])
+            ("split", token.draw, op, other), [(True, w_yes / total), (False, w_no / total)],
+            f"token #{token.draw} {op} {other}", [w_yes, w_no])
         token.narrow(yes if truth else no)
         return truth
 

@@ -24,15 +24,15 @@ from typing import Any, Literal
 import sympy
 
 from specexact.errors import UnsupportedOperation
+from specexact.numbers import ZERO
 from specexact.symbolic.lp import constrained_point
 
-__all__ = ["Constraint", "Lin", "Point", "Space"]
+__all__ = ["Constraint", "Lin", "Point", "Space", "Variables", "pq_variables"]
 
 Lin = tuple[Fraction, ...]
 Rel = Literal[">", ">=", "=="]
 Point = tuple[tuple[Fraction, ...], tuple[Fraction, ...]]
 
-_ZERO = Fraction(0)
 _REL_CODE = {">": 0, ">=": 1, "==": 2}
 
 
@@ -133,26 +133,60 @@ def _scaled(lin: Lin) -> Lin:
     return lin
 
 
-class Space:
-    """The symbols of one vocabulary size and exact LP queries over the simplex."""
+@dataclass(frozen=True)
+class Variables:
+    """The symbols a space works in.
 
-    def __init__(self, vocab_size: int) -> None:
-        self.vocab_size = v = vocab_size
+    ``p`` and ``q`` are every target and draft symbol; ``variables`` the free
+    ones, in LP column order; ``elimination`` gives each eliminated symbol as
+    ``1 - sum`` of its row's free ones; ``simplex_rows`` are the linear forms
+    ``1 - sum >= 0`` that keep each eliminated entry nonnegative.
+    """
+
+    p: tuple[Any, ...]
+    q: tuple[Any, ...]
+    variables: tuple[Any, ...]
+    elimination: dict[Any, Any]
+    simplex_rows: tuple[Lin, ...]
+
+
+def pq_variables(vocab_size: int) -> Variables:
+    """A sampler's symbols: one target row ``p0..`` and one draft row ``q0..``."""
+    v = vocab_size
+    p = sympy.symbols(f"p0:{v}")
+    q = sympy.symbols(f"q0:{v}")
+    half = v - 1
+    # The simplex rows beyond x >= 0: p_{V-1} >= 0 and q_{V-1} >= 0.
+    simplex_rows: tuple[Lin, ...] = (
+        (*([Fraction(-1)] * half), *([ZERO] * half), Fraction(1)),
+        (*([ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
+    ) if v > 1 else ()
+    return Variables(p, q, (*p[:-1], *q[:-1]),
+                     {p[-1]: 1 - sum(p[:-1]), q[-1]: 1 - sum(q[:-1])}, simplex_rows)
+
+
+class Space:
+    """The symbols of one vocabulary size and exact LP queries over the simplex.
+
+    ``variables`` defaults to a sampler's (:func:`pq_variables`); a space over other
+    rows (:class:`~specexact.symbolic.step_space.StepSpace`) passes its own, with a
+    ``cache_key`` of its own.
+    """
+
+    def __init__(self, vocab_size: int, variables: Variables | None = None,
+                 cache_key: Any = None) -> None:
+        self.vocab_size = vocab_size
         #: Keys the module-level sign and factor caches (signs.py): one per meaning of a
         #: linear form, so spaces over other variables (step_space.py) never share entries.
-        self.cache_key: Any = vocab_size
-        self.p = sympy.symbols(f"p0:{v}")
-        self.q = sympy.symbols(f"q0:{v}")
-        self.variables: tuple[sympy.Symbol, ...] = (*self.p[:-1], *self.q[:-1])
+        self.cache_key: Any = vocab_size if cache_key is None else cache_key
+        layout = pq_variables(vocab_size) if variables is None else variables
+        self.p = layout.p
+        self.q = layout.q
+        self.variables: tuple[sympy.Symbol, ...] = layout.variables
         self.n = len(self.variables)
         self.index = {s: i for i, s in enumerate(self.variables)}
-        self.elimination = {self.p[-1]: 1 - sum(self.p[:-1]), self.q[-1]: 1 - sum(self.q[:-1])}
-        # The simplex rows beyond x >= 0: p_{V-1} >= 0 and q_{V-1} >= 0.
-        half = v - 1
-        self.simplex_rows: tuple[Lin, ...] = (
-            (*([Fraction(-1)] * half), *([_ZERO] * half), Fraction(1)),
-            (*([_ZERO] * half), *([Fraction(-1)] * half), Fraction(1)),
-        ) if v > 1 else ()
+        self.elimination = layout.elimination
+        self.simplex_rows: tuple[Lin, ...] = layout.simplex_rows
         self._feasible_cache: dict[frozenset[int], bool] = {}
         self._linear_cache: dict[frozenset[Any], bool] = {}
         self._relabel_cache: dict[frozenset[int], frozenset[Any]] = {}
@@ -176,7 +210,7 @@ class Space:
 
     def _linear(self, expr: Any) -> Lin | None:
         e = sympy.expand(self.eliminate(expr))
-        coeffs = [_ZERO] * (self.n + 1)
+        coeffs = [ZERO] * (self.n + 1)
         for term, c in e.as_coefficients_dict().items():
             if not c.is_Rational:
                 return None
@@ -196,13 +230,13 @@ class Space:
     def bare(self, lin: Lin, rel: Rel) -> Constraint:
         """``constraint(lin, rel)`` without its display form, for LP queries only."""
         lin = _scaled(lin)
-        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+        if rel == "==" and next((c for c in lin if c), ZERO) < 0:
             lin = tuple(-c for c in lin)
         return Constraint(lin, rel, None)
 
     def constraint(self, lin: Lin, rel: Rel, shown_expr: Any = None) -> Constraint:
         lin = _scaled(lin)
-        if rel == "==" and next((c for c in lin if c), _ZERO) < 0:
+        if rel == "==" and next((c for c in lin if c), ZERO) < 0:
             lin = tuple(-c for c in lin)
         expr = self.expr(lin) if shown_expr is None else shown_expr
         return Constraint(lin, rel, expr)
@@ -303,7 +337,7 @@ class Space:
         found = self._invariants.get(k)
         if found is None:
             lin, rel = _KEYS[k]
-            total = sum(lin[:-1], _ZERO)
+            total = sum(lin[:-1], ZERO)
             found = self._invariants[k] = (
                 tuple((c.numerator, c.denominator) for c in lin[:-1]),
                 (_REL_CODE[rel], lin[-1].numerator, lin[-1].denominator,
@@ -339,7 +373,7 @@ class Space:
         half = self.vocab_size - 1
         p = tuple(x[:half])
         q = tuple(x[half:])
-        return (*p, 1 - sum(p, _ZERO)), (*q, 1 - sum(q, _ZERO))
+        return (*p, 1 - sum(p, ZERO)), (*q, 1 - sum(q, ZERO))
 
     def interior_point(self, constraints: Sequence[Constraint]) -> tuple[Fraction, ...] | None:
         """A point of the relative interior of the linear constraints (and simplex), or None.
@@ -350,15 +384,29 @@ class Space:
         linear = [c for c in constraints if c.lin is not None]
         if not self.feasible(linear):
             return None
-        n = self.n
-        unit = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
-        inequalities = [*(c.lin for c in linear if c.rel != "=="), *unit, *self.simplex_rows]
+        inequalities = [*(c.lin for c in linear if c.rel != "==" and c.lin is not None),
+                        *self.bounds(linear)]
         rows = [c for c in linear if c.rel == "=="]
         for lin in inequalities:
             strict = Constraint(lin, ">", None)
             rows.append(strict if self.feasible((*linear, strict))
                         else Constraint(lin, "==", None))
         return self._solve(frozenset(c.key() for c in rows), None)
+
+    def bounds(self, linear: Sequence[Constraint]) -> list[Lin]:
+        """The rows ``x_i >= 0`` and the simplex rows that bound the ``linear`` constraints'
+        region (here: all of them)."""
+        n = self.n
+        unit = [tuple(Fraction(int(i == j)) for j in range(n + 1)) for i in range(n)]
+        return [*unit, *self.simplex_rows]
+
+    def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
+        """The inequalities (the bounds of :meth:`bounds` included) that hold with equality
+        on all of ``region``, as equalities."""
+        linear = [c for c in region if c.lin is not None]
+        inequalities = [c.lin for c in linear if c.rel == ">=" and c.lin is not None]
+        return [self.constraint(lin, "==") for lin in [*self.bounds(linear), *inequalities]
+                if not self.feasible((*region, self.constraint(lin, ">")))]
 
     def random_points(self, constraints: Sequence[Constraint], count: int,
                       rng: random.Random) -> list[tuple[Fraction, ...]]:
@@ -383,11 +431,11 @@ class Space:
             chosen = rng.sample(vertices, min(len(vertices), 3))
             weights = [Fraction(rng.randint(1, 9)) for _ in chosen]
             lam = Fraction(rng.randint(1, 9), 10)
-            total = sum(weights, _ZERO)
+            total = sum(weights, ZERO)
             points.append(tuple(
                 lam * centre[i] + (1 - lam) * sum((w * v[i] for w, v in zip(weights, chosen,
                                                                              strict=True)),
-                                                  _ZERO) / total
+                                                  ZERO) / total
                 for i in range(self.n)))
         return points
 
@@ -464,10 +512,16 @@ class Space:
         return tuple(x)
 
     def contains(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        """Whether ``x`` (eliminated coordinates) lies on the simplices and satisfies every
+        constraint, exactly."""
         if any(c < 0 for c in x):
             return False
         if any(not Constraint(lin, ">=", None).holds(x) for lin in self.simplex_rows):
             return False
+        return self.satisfies(constraints, x)
+
+    def satisfies(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        """Whether the point ``x`` satisfies every constraint (linear or not), exactly."""
         return all(c.holds(x) for c in constraints)
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from specexact.symbolic.grid import GridHazard
     from specexact.symbolic.region import Constraint
 
-__all__ = ["Case", "ProofResult"]
+__all__ = ["Case", "ProofOutcome", "ProofResult"]
 
 _SHOWN_HAZARDS = 4
 
@@ -129,9 +129,24 @@ class Case:
         }
 
 
+class ProofOutcome:
+    """What every proof result reads off ``proved``: its status word."""
+
+    __slots__ = ()
+
+    @property
+    def proved(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def status(self) -> str:
+        """``"proved"`` or ``"refuted"``, as the reports and their JSON say it."""
+        return "proved" if self.proved else "refuted"
+
+
 @final
 @dataclass(frozen=True)
-class ProofResult:
+class ProofResult(ProofOutcome):
     """The outcome of :func:`~specexact.symbolic.prove`: proved, or refuted with cases.
 
     ``complete`` is False when the search stopped early after a confirmed
@@ -160,10 +175,6 @@ class ProofResult:
     @property
     def proved(self) -> bool:
         return self.complete and all(c.proved for c in self.cases)
-
-    @property
-    def status(self) -> str:
-        return "proved" if self.proved else "refuted"
 
     @property
     def refuting(self) -> tuple[Case, ...]:

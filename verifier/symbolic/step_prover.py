@@ -54,18 +54,11 @@ from specexact.exact.random_source import LazyToken
 from specexact.exact.tree import Budget, ChoiceTree, Chooser
 from specexact.steps.decode import decode_distribution, step_law, target_distribution
 from specexact.steps.models import TableModel
+from specexact.symbolic.leaves import Leaf, check_leaf, end_path, path_signal
 from specexact.symbolic.nonlinear import in_equality_ideal
 from specexact.symbolic.random_source import SymbolicRandom, fraction
 from specexact.symbolic.region import Constraint
-from specexact.symbolic.signs import (
-    ZERO,
-    Decider,
-    NeedSplit,
-    check_nonlinear_local,
-    factorise,
-    poly_signs,
-    side,
-)
+from specexact.symbolic.signs import NeedSplit, poly_signs
 from specexact.symbolic.step_result import StepProofResult, StepRefutation
 from specexact.symbolic.step_source import (
     EmptyRegion,
@@ -99,9 +92,7 @@ class _BadOutput(Exception):
 
 
 @dataclass
-class _Leaf:
-    weight: Any
-    local: tuple[Constraint, ...]
+class _Leaf(Leaf):
     side_positions: tuple[int, ...]
     law: dict[Prefix, Any]
     #: What the step raised on this path (then ``law`` is empty).
@@ -399,10 +390,9 @@ class _StepProver:
                     return None, tuple(decider.local), tuple(decider.side_positions), decider.depths
                 if missing:
                     raise MissingRow(missing[0])
-                if decider.errors:
-                    raise decider.errors[0]
-                if decider.splits:
-                    raise decider.splits[0]
+                signal = path_signal(decider)  # also when the step swallowed it
+                if signal is not None:
+                    raise signal
                 law = _law_of_output(out, prefix, v, m)
                 return law, tuple(decider.local), tuple(decider.side_positions), decider.depths
             except Exception as exc:
@@ -410,12 +400,7 @@ class _StepProver:
                     return None, tuple(decider.local), tuple(decider.side_positions), decider.depths
                 if missing:
                     raise MissingRow(missing[0]) from None
-                if decider.errors:
-                    raise decider.errors[0] from None
-                if decider.splits:
-                    raise decider.splits[0] from None
-                if isinstance(exc, Undecided):
-                    raise
+                end_path(decider, exc)
                 if isinstance(exc, AttributeError) and \
                         getattr(exc, "name", None) in _CACHE_METHODS:
                     msg = (f"the step uses the stateful-model interface ({exc.name}); step "
@@ -466,40 +451,11 @@ class _StepProver:
         """
         space = self.space
         sides = leaf.sides
-        positions = set(leaf.side_positions)
+        positions = frozenset(leaf.side_positions)
         contributions = [self.reduce(leaf.weight * x, {}) for x in leaf.law.values()]
-        before: list[Constraint] = []
-        for i, c in enumerate(leaf.local):
-            if i in positions:
-                continue
-            base = (*cell, *sides, *before)
-            before.append(c)
-            if c.lin is None:
-                # Decided on the leaf's region (base), split on the case's signs.
-                check_nonlinear_local(space, c, contributions, base, cell)
-                continue
-            if not space.feasible((*base, c.negated(space, ">="))):
-                continue
-            below = c.negated(space, ">")
-            zero = c.with_rel(space, "==")
-            split = NeedSplit([s for s in (below, zero, c) if space.feasible((*cell, s))])
-            if space.feasible((*base, below)):
-                raise split
-            on_plane = (*base, zero)
-            if not self._vanishes(contributions, on_plane):
-                raise split
-        region = Decider(space, (*cell, *sides))
-        whole = Decider(space, cell)
-        for contribution in contributions:
-            _, den = sympy.fraction(contribution)
-            if den.is_number:
-                continue
-            _, factors, _ = factorise(space, den, "a denominator of the step's law")
-            for factor in factors:
-                if ZERO in region.factor_signs(factor, local=False):
-                    signs = whole.factor_signs(factor, local=False)
-                    raise NeedSplit([s for sign in sorted(signs)
-                                     for s in side(space, factor, frozenset((sign,)))])
+        check_leaf(space, cell, leaf.local, contributions,
+                   lambda on_plane: self._vanishes(contributions, on_plane),
+                   "a denominator of the step's law", sides=sides, skip=positions)
 
     def _vanishes(self, contributions: list[Any], region: Sequence[Constraint]) -> bool:
         substitution = self.equalities(region)
@@ -596,7 +552,7 @@ class _StepProver:
         substitution = self.equalities(region)
         bias = self.reduce(total, substitution)
         if bias != 0:
-            implicit = self.implicit_equalities(region)
+            implicit = self.space.implicit_equalities(region)
             if implicit:
                 substitution = self.equalities((*region, *implicit))
                 bias = self.reduce(total, substitution)
@@ -614,20 +570,6 @@ class _StepProver:
                     failures.append(_Failure(prefix, region, z, bias, self.point, self.space))
         elif bias != 0:
             failures.append(self.witness_point(prefix, z, region, bias))
-
-    def implicit_equalities(self, region: Sequence[Constraint]) -> list[Constraint]:
-        space = self.space
-        found = []
-        lins = [c.lin for c in region if c.rel == ">=" and c.lin is not None]
-        # Every row a linear constraint names: ``p[0]_2 == 1`` forces p[0]_0 = p[0]_1 = 0.
-        rows = space._rows_of([c.lin for c in region if c.lin is not None])
-        unit = [tuple(Fraction(int(i == j)) for j in range(space.n + 1))
-                for r in rows for i in space.row_vars[r]]
-        simplex = [space.simplex_rows[r] for r in rows] if space.vocab_size > 1 else []
-        for lin in [*unit, *simplex, *lins]:
-            if not space.feasible((*region, space.constraint(lin, ">"))):
-                found.append(space.constraint(lin, "=="))
-        return found
 
     def witness_point(self, prefix: Prefix, z: Prefix, region: tuple[Constraint, ...],
                       bias: Any) -> _Failure:

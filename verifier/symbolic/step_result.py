@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, final
 
 from specexact.distribution import Distribution
+from specexact.symbolic.result import ProofOutcome
 
 if TYPE_CHECKING:
     from specexact.symbolic.region import Constraint
@@ -127,7 +128,7 @@ class StepRefutation:
 
 @final
 @dataclass(frozen=True)
-class StepProofResult:
+class StepProofResult(ProofOutcome):
     """The outcome of :func:`~specexact.symbolic.prove_step`.
 
     ``proved``: for every pair of context-dependent target and draft models
@@ -152,10 +153,6 @@ class StepProofResult:
     @property
     def proved(self) -> bool:
         return self.refutation is None
-
-    @property
-    def status(self) -> str:
-        return "proved" if self.proved else "refuted"
 
     def summary(self) -> str:
         v, n = self.vocab_size, self.horizon

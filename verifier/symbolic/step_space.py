@@ -23,16 +23,15 @@ from typing import Any
 
 import sympy
 
+from specexact.numbers import ONE, ZERO
 from specexact.symbolic.lp import constrained_point
-from specexact.symbolic.region import Constraint, Lin, Rel, Space
+from specexact.symbolic.region import Constraint, Lin, Rel, Space, Variables
 
 __all__ = ["RowKey", "StepSpace", "row_symbols"]
 
 #: ``("p", prefix)`` for the target's row after ``prefix``, ``("q", prefix)`` for the draft's.
 RowKey = tuple[str, tuple[int, ...]]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 _KEYS = itertools.count()
 
 
@@ -58,36 +57,27 @@ class StepSpace(Space):
     """Variables for the given rows (target ``"p"`` and draft ``"q"`` rows at prefixes)."""
 
     def __init__(self, vocab_size: int, rows: Sequence[RowKey]) -> None:
-        self.vocab_size = v = vocab_size
-        self.cache_key = ("step", next(_KEYS))
+        v = vocab_size
         self.rows: tuple[RowKey, ...] = tuple(dict.fromkeys(rows))
         self.row_index = {key: i for i, key in enumerate(self.rows)}
         self.symbols = {key: row_symbols(key, v) for key in self.rows}
-        self.p = tuple(s for key in self.rows if key[0] == "p" for s in self.symbols[key])
-        self.q = tuple(s for key in self.rows if key[0] == "q" for s in self.symbols[key])
-        self.variables = tuple(s for key in self.rows for s in self.symbols[key][:-1])
-        self.n = len(self.variables)
-        self.index = {s: i for i, s in enumerate(self.variables)}
-        self.elimination = {}
-        for key in self.rows:
-            syms = self.symbols[key]
-            self.elimination[syms[-1]] = 1 - sum(syms[:-1])
         half = v - 1
         #: variable indices of each row, and its simplex row 1 - sum >= 0
         self.row_vars = [tuple(range(i * half, (i + 1) * half)) for i in range(len(self.rows))]
-        self.simplex_rows = tuple(
-            (*(Fraction(-1) if j in set(vars_) else _ZERO for j in range(self.n)), _ONE)
-            for vars_ in self.row_vars) if half else ()
-        # Space's caches (its __init__ is not run: the variables differ).
-        self._feasible_cache = {}
-        self._linear_cache = {}
-        self._relabel_cache = {}
-        self._invariants = {}
-        self._lin_cache = {}
+        n = half * len(self.rows)
+        super().__init__(vocab_size, Variables(
+            p=tuple(s for key in self.rows if key[0] == "p" for s in self.symbols[key]),
+            q=tuple(s for key in self.rows if key[0] == "q" for s in self.symbols[key]),
+            variables=tuple(s for key in self.rows for s in self.symbols[key][:-1]),
+            elimination={self.symbols[key][-1]: 1 - sum(self.symbols[key][:-1])
+                         for key in self.rows},
+            simplex_rows=tuple(
+                (*(Fraction(-1) if j in set(vars_) else ZERO for j in range(n)), ONE)
+                for vars_ in self.row_vars) if half else ()),
+            cache_key=("step", next(_KEYS)))
         self._group_cache: dict[frozenset[tuple[Any, ...]], bool] = {}
         #: step_source.region_empty's answers, by the constraints' ids in order.
         self.empty_cache: dict[tuple[int, ...], bool] = {}
-        self.lp_calls = 0
 
     def relabelled(self, key: frozenset[int]) -> frozenset[Any]:
         """No relabelling: Space's canonical form assumes one target and one draft row;
@@ -147,7 +137,7 @@ class StepSpace(Space):
 
         owner: list[tuple[tuple[Any, ...], int | None]] = []
         for key in keys:
-            rows = self._rows_of([key[0]])
+            rows = self.rows_of([key[0]])
             for r in rows[1:]:
                 parent[find(r)] = find(rows[0])
             owner.append((key, rows[0] if rows else None))
@@ -156,7 +146,8 @@ class StepSpace(Space):
             groups.setdefault(None if first is None else find(first), set()).add(key)
         return [frozenset(g) for g in groups.values()]
 
-    def _rows_of(self, coefficient_lists: Iterable[Sequence[Fraction]]) -> list[int]:
+    def rows_of(self, coefficient_lists: Iterable[Sequence[Fraction]]) -> list[int]:
+        """The model rows (sorted) whose variables occur in any of the coefficient lists."""
         half = self.vocab_size - 1
         used: set[int] = set()
         for coeffs in coefficient_lists:
@@ -171,7 +162,7 @@ class StepSpace(Space):
         lists: list[Sequence[Fraction]] = [lin for lin, _ in rows]
         if objective is not None:
             lists.append(objective)
-        used = self._rows_of(lists) if self.n else []
+        used = self.rows_of(lists) if self.n else []
         columns = [j for r in used for j in self.row_vars[r]]
         centre = Fraction(1, self.vocab_size)
         full = [centre] * self.n
@@ -188,7 +179,7 @@ class StepSpace(Space):
         if self.vocab_size > 1:
             for r in used:
                 own = set(self.row_vars[r])
-                expanded.append(([-_ONE if j in own else _ZERO for j in columns] + [_ONE], ">="))
+                expanded.append(([-ONE if j in own else ZERO for j in columns] + [ONE], ">="))
         self.lp_calls += 1
         solution = constrained_point(expanded, len(columns), None if objective is None
                                      else [objective[j] for j in columns])
@@ -205,7 +196,7 @@ class StepSpace(Space):
         out = {}
         for key, vars_ in zip(self.rows, self.row_vars, strict=True):
             head = tuple(x[j] for j in vars_)
-            out[key] = (*head, 1 - sum(head, _ZERO))
+            out[key] = (*head, 1 - sum(head, ZERO))
         return out
 
     def values(self, x: Sequence[Fraction]) -> dict[Any, Any]:
@@ -216,11 +207,8 @@ class StepSpace(Space):
                 mapping[s] = sympy.Rational(v.numerator, v.denominator)
         return mapping
 
-    def contains(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
-        if any(c < 0 for c in x):
-            return False
-        if any(not Constraint(lin, ">=", None).holds(x) for lin in self.simplex_rows):
-            return False
+    def satisfies(self, constraints: Iterable[Constraint], x: Sequence[Fraction]) -> bool:
+        """Space.satisfies, with nonlinear constraints read in this space's row symbols."""
         mapping: dict[Any, Any] | None = None
         for c in constraints:
             if c.lin is not None:
@@ -248,7 +236,7 @@ class StepSpace(Space):
         centre = self.interior_point(linear)
         if centre is None:
             return []
-        used = self._rows_of([c.lin for c in linear if c.lin is not None])
+        used = self.rows_of([c.lin for c in linear if c.lin is not None])
         half = self.vocab_size - 1
         closure = frozenset((c.lin, ">=" if c.rel == ">" else c.rel) for c in linear
                             if c.lin is not None)
@@ -256,11 +244,11 @@ class StepSpace(Space):
         if used:
             columns = [j for r in used for j in self.row_vars[r]]
             for _ in range(min(count, 6)):
-                objective = [_ZERO] * self.n
+                objective = [ZERO] * self.n
                 for j in columns:
                     objective[j] = Fraction(rng.randint(-9, 9))
                 if not any(objective):
-                    objective[columns[0]] = _ONE
+                    objective[columns[0]] = ONE
                 vertex = self._solve(closure, objective)
                 vertices.append(centre if vertex is None else vertex)
         points = []
@@ -271,12 +259,12 @@ class StepSpace(Space):
                 chosen = rng.sample(vertices, min(len(vertices), 3))
                 weights = [Fraction(rng.randint(1, 9)) for _ in chosen]
                 lam = Fraction(rng.randint(1, 9), 10)
-                total = sum(weights, _ZERO)
+                total = sum(weights, ZERO)
                 for r in used:
                     for j in self.row_vars[r]:
                         x[j] = lam * centre[j] + (1 - lam) * sum(
                             (w * v[j] for w, v in zip(weights, chosen, strict=True)),
-                            _ZERO) / total
+                            ZERO) / total
             for r in range(len(self.rows)):
                 if r in used_set or not half:
                     continue
@@ -287,20 +275,11 @@ class StepSpace(Space):
             points.append(tuple(x))
         return points
 
-    def interior_point(self, constraints: Sequence[Constraint]) -> tuple[Fraction, ...] | None:
-        """A point of the relative interior (see Space.interior_point), on the rows used."""
-        linear = [c for c in constraints if c.lin is not None]
-        if not self.feasible(linear):
-            return None
-        used = self._rows_of([c.lin for c in linear if c.lin is not None])
+    def bounds(self, linear: Sequence[Constraint]) -> list[Lin]:
+        """The rows ``x_i >= 0`` and simplex rows of the model rows ``linear`` mentions: the
+        relative interior (Space.interior_point) is then sought on those rows only."""
+        used = self.rows_of([c.lin for c in linear if c.lin is not None])
         columns = [j for r in used for j in self.row_vars[r]]
         unit = [tuple(Fraction(int(i == j)) for j in range(self.n + 1)) for i in columns]
         simplex = [self.simplex_rows[r] for r in used] if self.vocab_size > 1 else []
-        inequalities = [*(c.lin for c in linear if c.rel != "==" and c.lin is not None),
-                        *unit, *simplex]
-        rows = [c for c in linear if c.rel == "=="]
-        for lin in inequalities:
-            strict = Constraint(lin, ">", None)
-            rows.append(strict if self.feasible((*linear, strict))
-                        else Constraint(lin, "==", None))
-        return self._solve(frozenset(c.key() for c in rows), None)
+        return [*unit, *simplex]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from specexact.errors import InvalidArgument, UnsupportedOperation
-from specexact.exact.random_source import LazyToken, UniformRefusals
+from specexact.exact.random_source import AffineUniform, LazyToken
 from specexact.numbers import to_fraction
 from specexact.symbolic.signs import NEG, POS, ZERO
 
@@ -222,90 +222,33 @@ class UniformState:
         self.hi_closed = False
 
 
-class SymbolicUniform(UniformRefusals):
+class SymbolicUniform(AffineUniform):
     """``a * u + b`` for one lazy uniform u on [0, 1), with symbolic a and b."""
 
-    __slots__ = ("_a", "_b", "_rng", "_state")
+    __slots__ = ()
     _rng: SymbolicRandom
-    __array_ufunc__ = None
+    _state: UniformState
 
-    def __init__(self, rng: SymbolicRandom, state: UniformState, a: Any, b: Any) -> None:
-        self._rng = rng
-        self._state = state
-        self._a = a
-        self._b = b
-
-    def _const(self, other: Any, op: str) -> Any:
-        if isinstance(other, SymbolicUniform):
-            raise self._rng.unsupported(
-                f"'{op}' between two uniform expressions is not affine in one draw")
-        if isinstance(other, SymbolicValue):
-            return other.expr
-        if isinstance(other, LazyToken):
-            raise self._rng.unsupported(f"'{op}' between a uniform and a lazy token")
-        o = number(other)
-        if o is None:
-            raise self._rng.unsupported(
-                f"'{op}' between a uniform and {type(other).__name__} {other!r}")
-        return o
+    def _number(self, other: Any) -> Any:
+        return other.expr if isinstance(other, SymbolicValue) else number(other)
 
     def _new(self, a: Any, b: Any) -> SymbolicUniform:
         self._rng.tick()
         return SymbolicUniform(self._rng, self._state, a, b)
 
-    def _same(self, other: Any) -> bool:
-        return isinstance(other, SymbolicUniform) and other._state is self._state
-
-    def __add__(self, other: Any) -> SymbolicUniform:
-        if self._same(other):
-            return self._new(self._a + other._a, self._b + other._b)
-        return self._new(self._a, self._b + self._const(other, "+"))
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> SymbolicUniform:
-        if self._same(other):
-            return self._new(self._a - other._a, self._b - other._b)
-        return self._new(self._a, self._b - self._const(other, "-"))
-
-    def __rsub__(self, other: Any) -> SymbolicUniform:
-        return self._new(-self._a, self._const(other, "-") - self._b)
-
-    def __mul__(self, other: Any) -> SymbolicUniform:
-        c = self._const(other, "*")
-        return self._new(self._a * c, self._b * c)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> SymbolicUniform:
-        c = self._const(other, "/")
+    def _check_divisor(self, c: Any) -> None:
         if not self._rng.decider.decide(c, _NONZERO, f"division by {sympy.sstr(c)}"):
             msg = f"division by zero: {sympy.sstr(c)} is 0 in this case"
             raise ZeroDivisionError(msg)
-        return self._new(self._a / c, self._b / c)
-
-    def __rtruediv__(self, other: Any) -> SymbolicUniform:
-        raise self._rng.unsupported("dividing by a uniform (1/u is not affine)")
-
-    def __neg__(self) -> SymbolicUniform:
-        return self._new(-self._a, -self._b)
-
-    def __pos__(self) -> SymbolicUniform:
-        return self
-
-    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"<lazy uniform ({sympy.sstr(self._a)})*u{self._state.index} + ({self._b})>"
 
     def _compare(self, op: str, other: Any) -> bool:
         a, b = self._a, self._b
-        if isinstance(other, SymbolicUniform):
-            if other._state is not self._state:
-                raise self._rng.unsupported(
-                    "comparing two different uniform draws; only one draw at a time "
-                    "can be compared with a number")
-            a, b, c = a - other._a, b - other._b, sympy.Integer(0)
+        if isinstance(other, AffineUniform):
+            other_a, other_b = self._same_draw(other)
+            a, b, c = a - other_a, b - other_b, sympy.Integer(0)
         else:
             c = self._const(other, op)
         rng = self._rng
@@ -316,23 +259,5 @@ class SymbolicUniform(UniformRefusals):
         if sign == NEG:
             op = _FLIP[op]
         return rng.compare_uniform(self._state, op, (c - b) / a)
-
-    def __lt__(self, other: Any) -> bool:
-        return self._compare("<", other)
-
-    def __le__(self, other: Any) -> bool:
-        return self._compare("<=", other)
-
-    def __gt__(self, other: Any) -> bool:
-        return self._compare(">", other)
-
-    def __ge__(self, other: Any) -> bool:
-        return self._compare(">=", other)
-
-    def __eq__(self, other: object) -> bool:
-        return self._compare("==", other)
-
-    def __ne__(self, other: object) -> bool:
-        return self._compare("!=", other)
 
 
