@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from specexact.audit.kinds import (
     CROSS_VOCAB,
+    DEFAULT_HORIZON,
     FLOAT,
     KINDS,
     SAMPLER,
@@ -23,7 +24,6 @@ from specexact.audit.kinds import (
     selectable_kinds,
 )
 from specexact.audit.options import (
-    DEFAULT_HORIZON,
     DEFAULT_SEED,
     AuditOptions,
     AuditResult,

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, TypeAlias, final
 
 from specexact.audit import render
-from specexact.audit.options import DEFAULT_HORIZON, AuditOptions, AuditResult, Finding
 from specexact.errors import InvalidArgument
 from specexact.uniform import CONTINUOUS, DEFAULT, Uniform
 
+if TYPE_CHECKING:  # the options name a kind, and check themselves against its record
+    from specexact.audit.options import AuditOptions, AuditResult, Finding
+
 __all__ = [
     "CROSS_VOCAB",
+    "DEFAULT_HORIZON",
     "FLOAT",
     "KINDS",
     "SAMPLER",
@@ -31,13 +34,18 @@ __all__ = [
     "selectable_kinds",
 ]
 
-Variants = tuple[tuple[Any, int | None], ...]
+#: The horizon of torch ``decode`` loops (max_new_tokens) and of cross-vocab audits
+#: (characters of text) when none is given; step searches choose theirs from the step.
+DEFAULT_HORIZON = 3
+
+Variants: TypeAlias = tuple[tuple[Any, int | None], ...]
 #: ``search(fn, options, uniform, variants, common)``: the search's result.
-Search = Callable[[Callable[..., Any], AuditOptions, Uniform, Variants, dict[str, Any]], Any]
+Search: TypeAlias = ("Callable[[Callable[..., Any], AuditOptions, Uniform, Variants, "
+                     "dict[str, Any]], Any]")
 #: ``judge(fn, witness, options, uniform)``: the exact verdict on one witness.
-Judge = Callable[[Callable[..., Any], Any, AuditOptions, Uniform], Any]
-Lines = Callable[[AuditResult, Finding, bool], list[str]]
-Json = Callable[[AuditResult, Finding], dict[str, Any]]
+Judge: TypeAlias = "Callable[[Callable[..., Any], Any, AuditOptions, Uniform], Any]"
+Lines: TypeAlias = "Callable[[AuditResult, Finding, bool], list[str]]"
+Json: TypeAlias = "Callable[[AuditResult, Finding], dict[str, Any]]"
 
 
 @final
@@ -94,7 +102,7 @@ class Kind:
 
 
 #: The kind-specific options, and whether an AuditOptions gives each one.
-_KIND_OPTIONS: Mapping[str, Callable[[AuditOptions], bool]] = {
+_KIND_OPTIONS: Mapping[str, Callable[[Any], bool]] = {
     "horizon": lambda o: o.horizon is not None,
     "stateful": lambda o: o.stateful,
     "one_hot_target": lambda o: o.one_hot_target,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol, final, runtime_checkable
 
+from specexact.audit.kinds import kind_of
 from specexact.distribution import Distribution
 from specexact.errors import InvalidArgument
 from specexact.exact.tree import Budget
@@ -21,7 +22,6 @@ from specexact.validation import (
 )
 
 __all__ = [
-    "DEFAULT_HORIZON",
     "DEFAULT_SEED",
     "AuditOptions",
     "AuditResult",
@@ -35,9 +35,6 @@ __all__ = [
 #: A kind's name: "sampler", "step", "cross-vocab", "float" or a registered one.
 KindName = str
 
-#: The horizon of torch ``decode`` loops (max_new_tokens) and of cross-vocab audits
-#: (characters of text) when none is given; step searches choose theirs from the step.
-DEFAULT_HORIZON = 3
 DEFAULT_SEED = 0
 
 
@@ -113,8 +110,6 @@ class AuditOptions:
     uniform: Uniform | None = field(default=None)
 
     def __post_init__(self) -> None:
-        # The kind's name is checked against the registry (specexact.audit.KINDS) when
-        # the audit runs: the records live above this module.
         check_type(self.kind, "kind", str, "a kind's name, e.g. 'sampler' or 'step'")
         if self.vocab_sizes is not None:
             _check_vocab_pair(self.vocab_sizes)
@@ -139,6 +134,8 @@ class AuditOptions:
         if self.arrays and self.floats is None:
             msg = "arrays=True needs floats='float64' or 'float32'"
             raise InvalidArgument(msg)
+        # The kind's record: its name is registered, and the options given apply to it.
+        kind_of(self).check_options(self)
 
 
 @final

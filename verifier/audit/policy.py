@@ -40,8 +40,7 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     ``progress(cases_done)`` is called as exact cases are checked.
     """
     opts = options or AuditOptions()
-    kind = kind_of(opts)
-    kind.check_options(opts)
+    kind = kind_of(opts)  # AuditOptions checked its options against this record
     label = name or describe_callable(fn)
     problem = describe_arity_problem(fn, kind)
     if problem is not None:

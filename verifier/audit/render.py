@@ -9,9 +9,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specexact.audit.options import AuditResult, Finding
+if TYPE_CHECKING:
+    from specexact.audit.options import AuditResult, Finding
 from specexact.witness import (
     fraction_text,
     prefix_key,

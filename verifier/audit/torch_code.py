@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, final
 
-from specexact.audit.options import DEFAULT_HORIZON
+from specexact.audit.kinds import DEFAULT_HORIZON
 from specexact.errors import InvalidArgument
 
 __all__ = ["TORCH_SIGNATURES", "TorchCode", "TorchSignature", "check_signature", "prepare"]
