@@ -382,8 +382,17 @@ def escape_bars(app: Sphinx, what: str, name: str, obj: Any, options: Any,
     lines[:] = [_escape_bars(line) for line in lines]
 
 
+def drop_type_docstrings(app: Sphinx, what: str, name: str, obj: Any, options: Any,
+                         lines: list[str]) -> None:
+    """A constant has no docstring of its own: not ``int``'s or ``tuple``'s."""
+    if what in ("data", "attribute") and not callable(obj) \
+            and getattr(obj, "__doc__", None) == type(obj).__doc__:
+        lines.clear()
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", escape_bars)
+    app.connect("autodoc-process-docstring", drop_type_docstrings)
     app.add_directive("specexact-catalogue", CatalogueDirective)
     app.add_directive("specexact-cli", CliDirective)
     app.add_directive("specexact-torch-ops", TorchOpsDirective)
