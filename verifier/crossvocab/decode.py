@@ -157,7 +157,7 @@ def target_text_law(target: VocabModel, horizon: int) -> Distribution:
 
     >>> from specexact.crossvocab.models import context_free_model
     >>> target_text_law(context_free_model(("a", "b", "ab"), ["1/2", "0", "1/2"]), 2)
-    Distribution({'aa': 1/4, 'ab': 3/4})
+    Distribution({'aa': 1/2, 'ab': 1/2})
     """
     horizon = check_horizon(horizon)
     if not isinstance(target, VocabModel):

@@ -417,7 +417,7 @@ def check_floats(sampler: Sampler, p: Sequence[Any], q: Sequence[Any], *,
     ...     if rng.random() < p[x] / q[x]:
     ...         return x
     ...     return rng.categorical([max(a - b, 0) for a, b in zip(p, q)])
-    >>> check_floats(textbook, ["1/3", "2/3"], ["2/3", "1/3"]).severity
+    >>> check_floats(textbook, ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"]).severity
     'rounding'
     """
     p_given, pf = as_weights(p, name="p")
