@@ -327,6 +327,7 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                                 ).map(lambda s: _Case(s, horizon))
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy,
+        size_of=lambda case: (len(case.spec.target.vocab), len(case.spec.draft.vocab)),
         check=rule_checks(checker, step, uniform_bits, support_variants),
         shrink=lambda case, fails: _shrink(case, fails, low),
         witness=lambda case, verdict: CrossVocabWitness(verdict.target, verdict.draft,

@@ -31,6 +31,7 @@ from specexact.exact.verdict import support_finding
 from specexact.validation import check_integer
 
 __all__ = [
+    "MIN_CASES_PER_SIZE",
     "Adapter",
     "ExitReason",
     "KeyedDatabase",
@@ -171,6 +172,9 @@ class Adapter(Generic[C]):
     score_label: str = "TV"
     #: After shrinking: ``minimise(case, fails) -> (case, minimality or None)``.
     minimise: Callable[[C, Callable[[C], Any]], tuple[C, Any]] | None = None
+    #: The vocabulary sizes a case is judged at (two for two vocabularies), so that a
+    #: pass can say every size asked for was judged; None: not counted.
+    size_of: Callable[[C], Sequence[int]] | None = None
 
 
 @dataclass
@@ -186,6 +190,8 @@ class SearchRun(Generic[C]):
     phases: list[Phase] = field(default_factory=list)
     exit_reason: ExitReason = ExitReason.finished
     minimality: Any = None
+    #: Cases decided (passed or failed) at each vocabulary size.
+    judged: dict[int, int] = field(default_factory=dict)
 
     @property
     def status(self) -> Status:
@@ -207,8 +213,10 @@ class _Checker(Generic[C]):
     """Runs exact checks, counts them, reports progress and remembers the first Undecided."""
 
     def __init__(self, check: Callable[[C], Any], run: SearchRun[C],
-                 progress: Progress | None) -> None:
+                 progress: Progress | None,
+                 size_of: Callable[[C], Sequence[int]] | None = None) -> None:
         self._check = check
+        self._size_of = size_of
         self.run = run
         self._progress = progress
         self.undecided = 0
@@ -235,6 +243,9 @@ class _Checker(Generic[C]):
         finally:
             if self._progress is not None:
                 self._progress(run.cases)
+        if self._size_of is not None:
+            for size in set(self._size_of(case)):
+                run.judged[size] = run.judged.get(size, 0) + 1
         if verdict.passed:
             return None
         self.failing[case] = verdict
@@ -347,7 +358,7 @@ def run_search(adapter: Adapter[C], *, settings: Settings | None, seed: int,
     ``settings`` None skips Hypothesis (edge cases only).
     """
     run: SearchRun[C] = SearchRun()
-    checker = _Checker(adapter.check, run, progress)
+    checker = _Checker(adapter.check, run, progress, adapter.size_of)
     failure: tuple[C, Any] | None = None
     run.phases.append(Phase.explicit)
     for case in adapter.edge_cases:
@@ -397,6 +408,30 @@ def covered_sentence(sizes: str, edge: int, edge_families: Sequence[str],
     return f"{text}; {cases} exact cases in all."
 
 
+#: A pass needs at least this many exact cases judged at every vocabulary size asked for.
+MIN_CASES_PER_SIZE = 1
+
+
+def _unjudged_sizes(adapter: Adapter[C], run: SearchRun[C], low: int,
+                    high: int) -> Undecided | None:
+    """Undecided when some size in ``low..high`` had fewer than
+    :data:`MIN_CASES_PER_SIZE` exact cases judged: nothing was checked there, so no
+    pass can be claimed for it."""
+    if adapter.size_of is None:
+        return None
+    missing = [size for size in range(low, high + 1)
+               if run.judged.get(size, 0) < MIN_CASES_PER_SIZE]
+    if not missing:
+        return None
+    shown = sizes_text(missing[0], missing[-1]) if missing == list(
+        range(missing[0], missing[-1] + 1)) else ", ".join(map(str, missing))
+    msg = (f"no exact case was judged at vocabulary size{'s' if len(missing) > 1 else ''} "
+           f"{shown}: a PASS needs at least {MIN_CASES_PER_SIZE} exact case at every size "
+           f"asked for ({sizes_text(low, high)}, {run.cases} exact cases in all); give more "
+           "--examples (examples=) or fewer vocabulary sizes")
+    return Undecided(msg)
+
+
 def sizes_text(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}..{high}"
 
@@ -416,8 +451,9 @@ def search(adapter: Adapter[C], *, low: int, high: int, examples: Any,
                                adapter.edge_families, run.hypothesis_settings, seed,
                                run.cases, adapter.families, len(adapter.edge_cases))
     if run.case is None:
-        return SearchResult(run.status, run.cases, None, None, run.error, covered,
-                            tuple(run.phases), run.exit_reason)
+        error = run.error if run.error is not None else _unjudged_sizes(adapter, run, low, high)
+        return SearchResult("pass" if error is None else "undecided", run.cases, None, None,
+                            error, covered, tuple(run.phases), run.exit_reason)
     return SearchResult("fail", run.cases, adapter.witness(run.case, run.verdict),
                         run.verdict, None, covered, tuple(run.phases), run.exit_reason,
                         minimality=run.minimality)

@@ -173,6 +173,7 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
         edge_cases=edge, strategy=strategy, check=check,
         shrink=lambda pair, fails: shrink_pair(pair, fails, min_size=low),
         witness=lambda pair, verdict: SamplerWitness(*pair), key=key,
+        size_of=lambda pair: (len(pair[0]),),
         edge_families=edge_families, families=families, score=score,
         score_label="TV(output, p)",
         minimise=lambda pair, fails: minimise_pair(pair, fails, low=low))

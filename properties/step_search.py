@@ -287,6 +287,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
     families = tuple(kinds) if kinds is not None else STEP_MODEL_KINDS
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy,
+        size_of=lambda case: (case.spec.vocab_size,),
         check=rule_checks(checker, step, uniform_bits, support_variants),
         shrink=lambda case, fails: _shrink_case(case, fails, low), witness=_witness,
         key=rule_key(step, f"step {low}-{high} h{depth} {stateful} {one_hot_target} "

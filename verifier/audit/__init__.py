@@ -21,6 +21,7 @@ from specexact.audit.kinds import (
     Kind,
     get_kind,
     kind_of,
+    register_kind,
     selectable_kinds,
 )
 from specexact.audit.options import (
@@ -66,6 +67,7 @@ __all__ = [
     "model_lines",
     "parse_integer",
     "parse_vocab_sizes",
+    "register_kind",
     "result_human",
     "result_json",
     "selectable_kinds",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias, final
 
 from specexact.audit import render
@@ -31,6 +32,7 @@ __all__ = [
     "Kind",
     "get_kind",
     "kind_of",
+    "register_kind",
     "selectable_kinds",
 ]
 
@@ -224,8 +226,25 @@ CROSS_VOCAB = Kind(
     witness_lines=render.crossvocab_lines, witness_json=render.crossvocab_json,
     has_horizon=True)
 
-#: Every kind, by name.
-KINDS: Mapping[str, Kind] = {kind.name: kind for kind in (SAMPLER, FLOAT, STEP, CROSS_VOCAB)}
+_REGISTRY: dict[str, Kind] = {kind.name: kind for kind in (SAMPLER, FLOAT, STEP, CROSS_VOCAB)}
+#: Every kind, by name (a read-only view; :func:`register_kind` adds one).
+KINDS: Mapping[str, Kind] = MappingProxyType(_REGISTRY)
+
+
+def register_kind(kind: Kind) -> Kind:
+    """Add ``kind`` to the registry, so ``AuditOptions(kind=kind.name)`` audits it.
+
+    InvalidArgument when the name is taken by another record.
+    """
+    if not isinstance(kind, Kind):
+        msg = f"register_kind({kind!r}) needs a specexact.audit.Kind"
+        raise InvalidArgument(msg)
+    other = _REGISTRY.get(kind.name)
+    if other is not None and other is not kind:
+        msg = f"a kind named {kind.name!r} is registered already"
+        raise InvalidArgument(msg)
+    _REGISTRY[kind.name] = kind
+    return kind
 
 
 def selectable_kinds() -> tuple[str, ...]:

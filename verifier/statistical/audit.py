@@ -222,9 +222,18 @@ class StatisticalReport:
         return max((c.detectable_tv for c in self.cases), default=0.0)
 
     @property
+    def verdict(self) -> str:
+        """"pass" only with the power the report states (every case detects some TV below
+        1 with 99% power); "undecided" when no case deviated but the draws were too few
+        for that; "fail" when a case deviated."""
+        if not self.passed:
+            return "fail"
+        return "undecided" if self.detectable >= 1 else "pass"
+
+    @property
     def exit_code(self) -> int:
-        """``specexact audit``'s convention: 0 pass, 1 violation."""
-        return 0 if self.passed else 1
+        """``specexact audit``'s convention: 0 pass, 1 violation, 2 no verdict."""
+        return {"pass": 0, "fail": 1, "undecided": 2}[self.verdict]
 
     @property
     def failures(self) -> tuple[CaseResult, ...]:
@@ -233,10 +242,10 @@ class StatisticalReport:
     def format(self) -> str:
         """Headline, then one line per case and the observed law of each failure."""
         worst = self.detectable
-        if self.passed and worst >= 1:
-            head = (f"PASS (statistical): no bias detected, but {self.samples} draws per "
-                    "case are too few to detect even the largest bias with 99% power on "
-                    "every case; raise --samples")
+        if self.verdict == "undecided":
+            head = (f"UNDECIDED (statistical): no bias detected, but {self.samples} draws "
+                    "per case are too few to detect even the largest bias with 99% power "
+                    "on every case; raise --samples")
         elif self.passed:
             head = (f"PASS (statistical): no bias detected at TV >= {worst:.3g} with 99% "
                     "power on every case (a statistical bound, not a proof of exactness)")
@@ -258,7 +267,8 @@ class StatisticalReport:
     __str__ = format
 
     def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "alpha": str(self.alpha), "samples": self.samples,
+        return {"passed": self.passed, "verdict": self.verdict, "alpha": str(self.alpha),
+                "samples": self.samples,
                 "seed": self.seed, "mode": self.mode,
                 "detectable_tv": self.detectable,
                 "cases": [c.to_json() for c in self.cases]}

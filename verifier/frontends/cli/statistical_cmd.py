@@ -96,7 +96,7 @@ def statistical_command(fn: Callable[..., Any], name: str, kind: str,
                   stream=err) as progress:
         report = _run(fn, args, progress)
     if args.json:
-        data = {"verdict": "pass" if report.passed else "fail", "target": name,
+        data = {"verdict": report.verdict, "target": name,
                 "kind": "step" if chain else "sampler", "mode": "statistical",
                 "batched": bool(args.batched), "cases": len(report.cases),
                 "detectable_tv": report.detectable,
