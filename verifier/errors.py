@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "BudgetExceeded",
@@ -57,6 +57,20 @@ class InvalidArgument(InvalidInput):
 
 class MissingDependency(SpecexactError, ImportError):
     """An optional dependency (numpy, scipy, torch) needed for this mode is not installed."""
+
+    #: The extra of specexact that installs each optional package.
+    EXTRAS: ClassVar[dict[str, str]] = {"numpy": "stats", "scipy": "stats", "torch": "torch",
+                                        "matplotlib": "notebooks"}
+
+    @classmethod
+    def of(cls, package: str, purpose: str) -> MissingDependency:
+        """The error for ``purpose`` needing ``package``, naming the extra that installs it:
+        "the statistical audit needs scipy; install it with: pip install
+        'specexact[stats]' (or pip install scipy)"."""
+        extra = cls.EXTRAS.get(package)
+        how = f"pip install 'specexact[{extra}]' (or pip install {package})" if extra \
+            else f"pip install {package}"
+        return cls(f"{purpose} needs {package}; install it with: {how}")
 
 
 class SamplerFailure(SpecexactError):

@@ -32,8 +32,7 @@ def numpy_module(purpose: str) -> Any:
     try:
         import numpy
     except ImportError:
-        msg = f"{purpose} needs numpy; install it with: pip install numpy"
-        raise MissingDependency(msg) from None
+        raise MissingDependency.of("numpy", purpose) from None
     return numpy
 
 
@@ -42,9 +41,8 @@ def torch_module(purpose: str) -> Any:
     try:
         import torch
     except ImportError:
-        msg = (f"{purpose} needs torch (the CPU build is enough); install it with "
-               "'pip install torch' or the 'torch' extra of specexact")
-        raise MissingDependency(msg) from None
+        raise MissingDependency.of("torch", f"{purpose} (the CPU build is enough)") \
+            from None
     return torch
 
 

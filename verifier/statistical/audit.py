@@ -297,9 +297,8 @@ def require_module(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        package = module.partition(".")[0]
-        msg = f"the statistical audit needs {package}; install it with: pip install {package}"
-        raise MissingDependency(msg) from None
+        raise MissingDependency.of(module.partition(".")[0], "the statistical audit") \
+            from None
 
 
 def scipy_stats() -> Any:

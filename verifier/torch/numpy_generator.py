@@ -37,8 +37,7 @@ def _numpy() -> Any:
     try:
         import numpy
     except ImportError:
-        msg = "numpy exact mode needs numpy; install it with 'pip install numpy'"
-        raise MissingDependency(msg) from None
+        raise MissingDependency.of("numpy", "numpy exact mode") from None
     return numpy
 
 

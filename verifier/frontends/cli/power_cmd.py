@@ -289,8 +289,7 @@ def _plot(rules: list[dict[str, Any]], entries: list[Any], o: _Options, path: st
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        msg = "--plot needs matplotlib; install it with: pip install matplotlib"
-        raise MissingDependency(msg) from None
+        raise MissingDependency.of("matplotlib", "--plot") from None
     grid = [n for n in _PLOT_GRID if n <= max(10 * max(o.samples), 10 ** 5)]
     cols = math.ceil(math.sqrt(len(o.tests)))
     rows = -(-len(o.tests) // cols)
