@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-# tests/quality is on sys.path (pytest's rootdir-relative import of this module).
-from planted import PLANTED_SAMPLERS, PLANTED_STEPS
-
 from specexact import check_sampler, check_step
 from specexact.properties import search_sampler, search_step
 from specexact.steps.models import ContextFreeModel
+from tests.quality.planted import PLANTED_SAMPLERS, PLANTED_STEPS
 
 SEEDS = (0, 1, 2, 3, 4)
 

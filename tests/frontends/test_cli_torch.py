@@ -201,7 +201,7 @@ def test_torch_flags_without_torch_are_refused(module: Path) -> None:
 
 
 def test_decode_signature_audits_a_whole_loop() -> None:
-    target = "tests.test_torch_exact_decode"
+    target = "tests.torch.test_decode"
     code, out, _ = run("audit", f"{target}:speculative_loop", "--torch", "--signature",
                        "decode", "--vocab-sizes", "2..2", "--examples", "3", "--horizon", "2")
     assert code == 0, out

@@ -192,7 +192,7 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
 
 #: Table entries not dispatched by the cases above, and where they are tested.
 ELSEWHERE = {
-    # random ops: the sampler tests (test_torch_exact.py) check their laws exactly
+    # random ops: the sampler tests (tests/torch/test_samplers.py) check their laws exactly
     "rand", "rand_like", "randint", "multinomial", "exponential_", "uniform_", "bernoulli",
     # refusals: test_unknown_op_is_unsupported_and_named
     "randn", "randn_like", "normal", "normal_",
