@@ -19,6 +19,9 @@ from specexact.errors import InvalidArgument
 from specexact.frontends.audit import detect_kind, parse_vocab_sizes
 from specexact.frontends.cli import main
 from specexact.frontends.cli.progress import Progress
+from tests.helpers import run_cli as run
+from tests.helpers import run_cli_json as run_json
+from tests.helpers import target
 
 SAMPLERS = '''
 import random
@@ -118,22 +121,6 @@ def samplers(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("targets") / "my_samplers.py"
     path.write_text(SAMPLERS)
     return path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def run_json(*argv: str) -> tuple[int, dict]:
-    code, out, err = run(*argv, "--json")
-    assert "Traceback" not in err
-    return code, json.loads(out)  # exactly one JSON object, nothing else on stdout
-
-
-def target(path: Path, name: str) -> str:
-    return f"{path}:{name}"
 
 
 # --------------------------------------------------------------------------
