@@ -735,6 +735,30 @@ def test_kind_sampler_overrides_a_step_signature(steps):
 # --------------------------------------------------------------------------
 
 
+# One of each kind and label (lossless, wrong, lossy by design): a few seconds.
+CATALOGUE_SAMPLE = ("textbook", "naive-resample", "lenient-acceptance", "chain-gamma1",
+                    "shared-uniform", "tli", "tli-unnormalised-q")
+
+
+def test_audit_without_target_checks_each_kind_of_catalogue_entry(monkeypatch):
+    from specexact.counterexamples import get
+    from specexact.frontends.cli import catalogue_cmd
+
+    entries = tuple(get(name) for name in CATALOGUE_SAMPLE)
+    assert {e.kind for e in entries} == {"sampler", "step", "cross-vocab"}
+    monkeypatch.setattr(catalogue_cmd, "_entries", lambda: entries)
+    code, data = run_json("audit")
+    assert code == 0, [r for r in data["rules"] if not r["match"]]
+    assert data["verdict"] == "pass" and data["mismatches"] == 0
+    assert [r["rule"] for r in data["rules"]] == list(CATALOGUE_SAMPLE)
+    assert [r["expected"] for r in data["rules"]] == [
+        "lossless", "wrong", "lossy", "lossless", "wrong", "lossless", "wrong"]
+    for row, entry in zip(data["rules"], entries, strict=True):
+        assert row["found"] == ("lossless" if entry.lossless else "wrong")
+
+
+# The whole catalogue is CI's last step (`.ci/run`: `specexact audit`); here it is slow.
+@pytest.mark.slow
 def test_audit_without_target_checks_the_whole_catalogue():
     from specexact.counterexamples import catalogue
 
