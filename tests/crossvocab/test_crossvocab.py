@@ -29,6 +29,7 @@ from specexact.crossvocab import (
     shared_tokens,
     table_model,
 )
+from tests.helpers import plain_step as plain
 from tests.helpers import run_cli as run
 
 pytest_plugins = ["pytester"]
@@ -96,10 +97,6 @@ def test_target_text_law_counts_non_canonical_mass():
 
 
 # ---- the protocol and the verdict --------------------------------------------
-
-
-def plain(target, draft, prefix, rng):
-    return (rng.categorical(target(prefix)),)
 
 
 def canonical_text(target, draft, prefix, rng):

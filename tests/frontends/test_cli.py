@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from specexact import output_distribution
+from specexact.counterexamples.samplers import naive_resample
 from specexact.errors import InvalidArgument
 from specexact.frontends.audit import detect_kind, parse_vocab_sizes
 from specexact.frontends.cli import main
@@ -211,17 +212,10 @@ def test_json_on_a_fail_holds_the_exact_witness(samplers):
     actual = {int(k): Fraction(v) for k, v in witness["actual"].items() if Fraction(v)}
     assert expected == dict(enumerate(p))
     # the reported actual law is the true exact law of the sampler on the witness
-    naive_law = output_distribution(_naive, p, q)
+    naive_law = output_distribution(naive_resample, p, q)
     assert actual == dict(naive_law)
     assert actual != {k: v for k, v in expected.items() if v}
     assert Fraction(witness["tv"]) > 0
-
-
-def _naive(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(p)
 
 
 def test_json_stdout_stays_clean_when_the_sampler_prints(samplers):
