@@ -334,7 +334,7 @@ def test_irrational_temperature_is_unsupported_with_the_line() -> None:
         probs = torch.softmax(torch.log(p) / 0.7, dim=-1)
         return torch.multinomial(probs, 1)
 
-    with pytest.raises(UnsupportedOperation, match=r"test_torch_exact\.py:\d+"):
+    with pytest.raises(UnsupportedOperation, match=r"test_samplers\.py:\d+"):
         torch_output_distribution(temperature, P, Q)
 
 
