@@ -5,19 +5,18 @@ narrow region: one zero in q next to three residual entries, a shared
 support smaller than V, four residual entries (V = 5), a draft row read one
 position late, a second sibling's stale child, trusting equal rows at one
 context, a wrong bonus token.  The default search must find every one at
-every seed (here 5 seeds, slow) and at one seed in the default run.
+every seed (here 5 seeds, slow) and at one seed in the default run (but for the
+slowest to find, second-sibling-stale-child, which only the slow run searches).
 """
 
 from __future__ import annotations
 
 import pytest
 
-# tests/quality is on sys.path (pytest's rootdir-relative import of this module).
-from planted import PLANTED_SAMPLERS, PLANTED_STEPS
-
 from specexact import check_sampler, check_step
 from specexact.properties import search_sampler, search_step
 from specexact.steps.models import ContextFreeModel
+from tests.quality.planted import PLANTED_SAMPLERS, PLANTED_STEPS
 
 SEEDS = (0, 1, 2, 3, 4)
 
@@ -37,9 +36,12 @@ def _confirmed(name: str, result) -> bool:
 
 
 ALL = [*PLANTED_SAMPLERS, *PLANTED_STEPS]
+# Over 15 s of CPU at one seed (31 s here): left to the slow run, which tries it at 5 seeds.
+SLOW_TO_FIND = {"second-sibling-stale-child"}
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow)
+                                  if name in SLOW_TO_FIND else name for name in ALL])
 def test_planted_rule_is_found_with_defaults(name):
     result = _search(name, seed=1)
     assert result.status == "fail", result

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from fractions import Fraction
@@ -17,8 +16,8 @@ from specexact import (
     samples_needed,
     test_power,
 )
-from specexact.frontends.cli import main
 from specexact.statistical.power import TEST_DESIGNS
+from tests.helpers import run_cli
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("scipy")
@@ -145,15 +144,10 @@ def test_power_agrees_with_a_direct_simulation(name: str, p: list[str], q: list[
 # -- the command -----------------------------------------------------------------------------
 
 
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(argv, out=out, err=err), out.getvalue(), err.getvalue()
-
-
 def test_power_command_json_and_text() -> None:
     argv = ["power", "naive-resample", "--test", "chi2", "--test", "mean-se", "--samples",
             "100", "1000", "--replicates", "200"]
-    code, out, _ = _run([*argv, "--json"])
+    code, out, _ = run_cli(*argv, "--json")
     assert code == 0
     data = json.loads(out)
     (rule,) = data["rules"]
@@ -163,24 +157,24 @@ def test_power_command_json_and_text() -> None:
     assert set(witness["power"]["chi2"]) == {"100", "1000"}
     assert witness["needed"]["chi2"]["samples"] > 0
     assert len(rule["cases"]) == 17  # the witness and the audit's panel
-    code, text, _ = _run(argv)
+    code, text, _ = run_cli(*argv)
     assert code == 0 and "N for 99%" in text and "largest bug of the panel" in text
-    assert _run([*argv, "--json"])[1] == out  # deterministic
+    assert run_cli(*argv, "--json")[1] == out  # deterministic
 
 
 def test_power_command_plot(tmp_path: Any) -> None:
     pytest.importorskip("matplotlib")
     path = tmp_path / "power.png"
-    code, out, _ = _run(["power", "naive-resample", "--test", "g", "--samples", "100",
-                         "--replicates", "50", "--plot", str(path)])
+    code, out, _ = run_cli("power", "naive-resample", "--test", "g", "--samples", "100",
+                           "--replicates", "50", "--plot", str(path))
     assert code == 0 and path.read_bytes()[:4] == b"\x89PNG"
     assert "plot written" in out
 
 
 def test_power_command_errors() -> None:
-    code, _, err = _run(["power", "no-such-rule"])
+    code, _, err = run_cli("power", "no-such-rule")
     assert code == 2 and "no catalogue entry" in err
-    code, _, err = _run(["power", "naive-resample", "--samples", "50"])
+    code, _, err = run_cli("power", "naive-resample", "--samples", "50")
     assert code == 2 and "N >= 100" in err
 
 
@@ -188,6 +182,6 @@ def test_plot_without_matplotlib_is_a_clear_error(monkeypatch: Any, tmp_path: An
     import sys
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    code, _, err = _run(["power", "naive-resample", "--test", "g", "--samples", "100",
-                         "--replicates", "20", "--plot", str(tmp_path / "x.png")])
+    code, _, err = run_cli("power", "naive-resample", "--test", "g", "--samples", "100",
+                           "--replicates", "20", "--plot", str(tmp_path / "x.png"))
     assert code == 2 and "pip install matplotlib" in err

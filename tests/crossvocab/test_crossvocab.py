@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from fractions import Fraction as F
 from pathlib import Path
@@ -30,7 +29,8 @@ from specexact.crossvocab import (
     shared_tokens,
     table_model,
 )
-from specexact.frontends.cli import main
+from tests.helpers import plain_step as plain
+from tests.helpers import run_cli as run
 
 pytest_plugins = ["pytester"]
 
@@ -97,10 +97,6 @@ def test_target_text_law_counts_non_canonical_mass():
 
 
 # ---- the protocol and the verdict --------------------------------------------
-
-
-def plain(target, draft, prefix, rng):
-    return (rng.categorical(target(prefix)),)
 
 
 def canonical_text(target, draft, prefix, rng):
@@ -211,12 +207,6 @@ def rules_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("crossvocab") / "cv_rules.py"
     path.write_text(RULES)
     return path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_cli_finds_the_wrong_rule_and_passes_the_right_one(rules_file):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from specexact.frontends.cli import main
+from tests.helpers import run_cli as run
 
 STEPS = '''
 from specexact import ProcessorPipeline, RepetitionPenalty, Stopping
@@ -42,12 +41,6 @@ def steps(tmp_path: Path) -> Path:
     path = tmp_path / "steps.py"
     path.write_text(STEPS)
     return path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_a_processed_step_passes_and_a_bonus_only_one_fails(steps):

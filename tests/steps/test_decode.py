@@ -29,10 +29,7 @@ from specexact import (
 )
 from specexact.counterexamples import chain_steps
 from specexact.steps.decode import run_decode
-
-
-def plain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) -> tuple[Any, ...]:
-    return (rng.categorical(target(prefix)),)
+from tests.helpers import plain_step as plain
 
 
 def chain(gamma: int) -> Any:

@@ -7,20 +7,11 @@ from fractions import Fraction as F
 import pytest
 
 from specexact import Budget, Distribution, output_distribution
+from specexact.counterexamples.samplers import naive_resample as naive
+from specexact.counterexamples.samplers import residual, textbook
 
 P3 = ["1/5", "1/2", "3/10"]
 Q3 = ["1/2", "3/10", "1/5"]
-
-
-def residual(p, q):
-    return [max(a - b, 0) for a, b in zip(p, q, strict=True)]
-
-
-def textbook(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(residual(p, q))
 
 
 def textbook_ratio(p, q, rng):
@@ -28,13 +19,6 @@ def textbook_ratio(p, q, rng):
     if rng.random() < min(1, p[x] / q[x]):
         return x
     return rng.categorical(residual(p, q))
-
-
-def naive(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(p)
 
 
 def labelled(p, q, rng):

@@ -314,7 +314,7 @@ def _at_witness(expr, ref):
 
 # ---- the CLI --------------------------------------------------------------------------
 
-STEPS = "tests.test_step_proofs"
+STEPS = "tests.symbolic.test_step_proofs"
 
 
 def test_cli_proves_a_step(capsys):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from specexact.properties import (
     search_step,
     step_edge_cases,
 )
+from tests.helpers import run_cli as run
 
 INCLUSIVE_STEP = '''
 def inclusive_step(target, draft, prefix, rng):
@@ -29,12 +29,6 @@ def inclusive_step(target, draft, prefix, rng):
         return (x,)
     return (rng.categorical([max(a - b, 0) for a, b in zip(p, q)]),)
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -102,7 +102,7 @@ def test_a_target_cache_not_rolled_back_is_caught() -> None:
     draft = TableModel({}, default=[F(2, 3), F(1, 3)])
     # After a rejection the stale cache holds more positions than the context, so the
     # next target pass returns too few rows and the loop indexes past them.
-    with pytest.raises(SamplerRaised, match=r"IndexError.*test_torch_hf_models\.py"):
+    with pytest.raises(SamplerRaised, match=r"IndexError.*test_hf_models\.py"):
         check_torch_decode(hf_loop_stale, target, draft, max_new_tokens=3)
 
 

@@ -192,7 +192,7 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
 
 #: Table entries not dispatched by the cases above, and where they are tested.
 ELSEWHERE = {
-    # random ops: the sampler tests (test_torch_exact.py) check their laws exactly
+    # random ops: the sampler tests (tests/torch/test_samplers.py) check their laws exactly
     "rand", "rand_like", "randint", "multinomial", "exponential_", "uniform_", "bernoulli",
     # refusals: test_unknown_op_is_unsupported_and_named
     "randn", "randn_like", "normal", "normal_",
@@ -200,7 +200,7 @@ ELSEWHERE = {
     "cuda", "requires_grad_",
     # aliases torch itself dispatches as dim / numel (covered by the "ndimension" case)
     "ndimension", "nelement",
-    # layout queries, isin and the shape aliases: test_torch_ops_coverage.py against torch
+    # layout queries, isin and the shape aliases: torch/test_ops_coverage.py against torch
     "is_contiguous", "stride", "storage_offset", "data_ptr", "untyped_storage", "is_pinned",
     "pin_memory", "record_stream", "isin", "view_as", "broadcast_to",
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from specexact.frontends.cli import main
+from tests.helpers import run_cli as run
 
 SOURCE = '''
 import torch
@@ -55,12 +55,6 @@ def module(tmp_path: Path) -> Path:
     path = tmp_path / "torch_rules.py"
     path.write_text(SOURCE)
     return path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 SMALL = ("--vocab-sizes", "2..2", "--examples", "2")
@@ -201,10 +195,49 @@ def test_torch_flags_without_torch_are_refused(module: Path) -> None:
 
 
 def test_decode_signature_audits_a_whole_loop() -> None:
-    target = "tests.test_torch_exact_decode"
+    target = "tests.torch.test_decode"
     code, out, _ = run("audit", f"{target}:speculative_loop", "--torch", "--signature",
                        "decode", "--vocab-sizes", "2..2", "--examples", "3", "--horizon", "2")
     assert code == 0, out
     code, out, _ = run("audit", f"{target}:naive_loop", "--torch", "--signature", "decode",
                        "--vocab-sizes", "2..2", "--examples", "3", "--horizon", "2")
     assert code == 1, out
+
+
+# -- from a review: what the report says about code that returns the wrong thing ------
+
+
+def _chain_source(tmp_path, body):
+    path = tmp_path / "chain_rules.py"
+    path.write_text("import torch\n\n" + body)
+    return path
+
+
+def test_a_chain_returning_the_wrong_shape_is_named(tmp_path, capsys):
+
+    path = _chain_source(tmp_path, "def flat(draft_token_ids, draft_probs, target_probs):\n"
+                                   "    return draft_token_ids[0]\n")
+    code = main(["audit", f"{path}:flat", "--torch", "--signature", "chain", "--gamma", "2",
+                 "--examples", "2"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "returned a tensor of shape [2] (--signature chain returns [1, gamma + 1] = " \
+           "[1, 3]), not token ids" in out
+
+
+def test_uninitialised_padding_read_after_the_code_returned_names_no_specexact_file(
+        tmp_path, capsys):
+
+    path = _chain_source(tmp_path, (
+        "def padded(draft_token_ids, draft_probs, target_probs):\n"
+        "    k = draft_token_ids.shape[1]\n"
+        "    out = torch.empty((1, k + 1), dtype=torch.long)\n"
+        "    out[0, 0] = torch.multinomial(target_probs[0, 0], 1)[0]\n"
+        "    return out  # the rest never written\n"))
+    code = main(["audit", f"{path}:padded", "--torch", "--signature", "chain", "--gamma", "2",
+                 "--examples", "2"])
+    out = capsys.readouterr().out
+    assert code == 1 and "UninitialisedRead" in out
+    assert "chain_rules.py:5 was never written" in out
+    assert "the value the code returned" in out
+    assert "verifier/" not in out

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import settings
 
 from specexact import assert_preserves_target, assert_step_preserves_target
+from specexact.counterexamples.samplers import naive_resample, textbook
 from specexact.errors import HiddenRandomness, InvalidArgument
 from specexact.frontends.assertions import option_defaults
 
@@ -212,39 +213,25 @@ def test_distribution_comparison_shows_an_exact_diff(rules):
 # --------------------------------------------------------------------------
 
 
-def _textbook(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)])
-
-
-def _naive(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(p)
-
-
 def test_assert_preserves_target_passes_and_fails():
-    assert assert_preserves_target(_textbook, vocab_sizes=(2, 3), examples=5).passed
+    assert assert_preserves_target(textbook, vocab_sizes=(2, 3), examples=5).passed
     with pytest.raises(AssertionError, match="does not preserve the target") as info:
-        assert_preserves_target(_naive, examples=5)
+        assert_preserves_target(naive_resample, examples=5)
     assert "actual - expected" in str(info.value)
 
 
 def test_option_defaults_nest_and_explicit_wins():
     with option_defaults(examples=4, seed=9), option_defaults(seed=10):
-        result = assert_preserves_target(_textbook, vocab_sizes=2)
+        result = assert_preserves_target(textbook, vocab_sizes=2)
         assert (result.options.examples, result.options.seed) == (4, 10)
-        assert assert_preserves_target(_textbook, vocab_sizes=2, seed=1).options.seed == 1
+        assert assert_preserves_target(textbook, vocab_sizes=2, seed=1).options.seed == 1
 
 
 @pytest.mark.parametrize("options", [{"vocab_sizes": (3, 2)}, {"vocab_sizes": "x"},
                                      {"examples": -1}, {"seed": "zero"}, {"budget": 5}])
 def test_bad_options_are_rejected(options):
     with pytest.raises(InvalidArgument):
-        assert_preserves_target(_textbook, **options)
+        assert_preserves_target(textbook, **options)
 
 
 def test_unknown_default_option_is_rejected():
@@ -269,7 +256,7 @@ def test_a_step_cannot_be_audited_as_a_sampler():
     with pytest.raises(InvalidArgument, match="fn"):
         assert_preserves_target(step)
     with pytest.raises(InvalidArgument, match="fn"):
-        assert_step_preserves_target(_textbook)
+        assert_step_preserves_target(textbook)
 
 
 def test_assert_step_preserves_target_passes_and_fails():

@@ -303,7 +303,7 @@ def test_exponential_on_an_advanced_index_copy_reads_empty_like() -> None:
     assert verdict.severity == "crash"
     text = str(verdict.findings[0].crash)
     assert "value read from torch.empty_like at" in text and "was never written" in text
-    assert "test_torch_exact.py" in text
+    assert "test_samplers.py" in text
 
 
 def test_crash_on_token_zero_is_reported_with_its_path() -> None:
@@ -326,7 +326,7 @@ def test_nan_reaching_a_branch_names_its_origin() -> None:
     verdict = check_torch_sampler(nan_branch, Q, Q)
     assert verdict.severity == "crash"
     text = str(verdict.findings[0].crash)
-    assert "nan" in text and "0/0" in text and "test_torch_exact.py" in text
+    assert "nan" in text and "0/0" in text and "test_samplers.py" in text
 
 
 def test_irrational_temperature_is_unsupported_with_the_line() -> None:
@@ -334,7 +334,7 @@ def test_irrational_temperature_is_unsupported_with_the_line() -> None:
         probs = torch.softmax(torch.log(p) / 0.7, dim=-1)
         return torch.multinomial(probs, 1)
 
-    with pytest.raises(UnsupportedOperation, match=r"test_torch_exact\.py:\d+"):
+    with pytest.raises(UnsupportedOperation, match=r"test_samplers\.py:\d+"):
         torch_output_distribution(temperature, P, Q, semantics="exact")
 
 

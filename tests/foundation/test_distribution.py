@@ -7,6 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from specexact import Distribution, InvalidToken, compare_laws, total_variation
+from specexact.counterexamples.samplers import naive_resample
 from specexact.exact.verdict import check_sampler
 
 
@@ -60,13 +61,7 @@ def test_compare_laws_flags():
 
 
 def test_verdict_text_shows_exact_witness_table():
-    def naive(p, q, rng):
-        x = rng.categorical(q)
-        if rng.random() * q[x] < p[x]:
-            return x
-        return rng.categorical(p)
-
-    verdict = check_sampler(naive, ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"])
+    verdict = check_sampler(naive_resample, ["1/5", "1/2", "3/10"], ["1/2", "3/10", "1/5"])
     text = str(verdict)
     assert text.startswith("FAIL: biased, TV = 3/50")
     assert "13/50" in text and "+3/50" in text and "-1/100" in text

@@ -17,9 +17,13 @@ import pytest
 
 from specexact import output_distribution
 from specexact.audit import detect_kind, parse_vocab_sizes
+from specexact.counterexamples.samplers import naive_resample
 from specexact.errors import InvalidArgument
 from specexact.frontends.cli import main
 from specexact.frontends.cli.progress import Progress, configure
+from tests.helpers import run_cli as run
+from tests.helpers import run_cli_json as run_json
+from tests.helpers import target
 
 SAMPLERS = '''
 import random
@@ -121,22 +125,6 @@ def samplers(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def run_json(*argv: str) -> tuple[int, dict]:
-    code, out, err = run(*argv, "--json")
-    assert "Traceback" not in err
-    return code, json.loads(out)  # exactly one JSON object, nothing else on stdout
-
-
-def target(path: Path, name: str) -> str:
-    return f"{path}:{name}"
-
-
 # --------------------------------------------------------------------------
 # exit codes and human output
 # --------------------------------------------------------------------------
@@ -230,17 +218,10 @@ def test_json_on_a_fail_holds_the_exact_witness(samplers):
     actual = {int(k): Fraction(v) for k, v in witness["actual"].items() if Fraction(v)}
     assert expected == dict(enumerate(p))
     # the reported actual law is the true exact law of the sampler on the witness
-    naive_law = output_distribution(_naive, p, q)
+    naive_law = output_distribution(naive_resample, p, q)
     assert actual == dict(naive_law)
     assert actual != {k: v for k, v in expected.items() if v}
     assert Fraction(witness["tv"]) > 0
-
-
-def _naive(p, q, rng):
-    x = rng.categorical(q)
-    if rng.random() * q[x] < p[x]:
-        return x
-    return rng.categorical(p)
 
 
 def test_json_stdout_stays_clean_when_the_sampler_prints(samplers):
@@ -770,6 +751,30 @@ def test_kind_sampler_overrides_a_step_signature(steps):
 # --------------------------------------------------------------------------
 
 
+# One of each kind and label (lossless, wrong, lossy by design): a few seconds.
+CATALOGUE_SAMPLE = ("textbook", "naive-resample", "lenient-acceptance", "chain-gamma1",
+                    "shared-uniform", "tli", "tli-unnormalised-q")
+
+
+def test_audit_without_target_checks_each_kind_of_catalogue_entry(monkeypatch):
+    from specexact.counterexamples import get
+    from specexact.frontends.cli import catalogue_cmd
+
+    entries = tuple(get(name) for name in CATALOGUE_SAMPLE)
+    assert {e.kind for e in entries} == {"sampler", "step", "cross-vocab"}
+    monkeypatch.setattr(catalogue_cmd, "_entries", lambda: entries)
+    code, data = run_json("audit")
+    assert code == 0, [r for r in data["rules"] if not r["match"]]
+    assert data["verdict"] == "pass" and data["mismatches"] == 0
+    assert [r["rule"] for r in data["rules"]] == list(CATALOGUE_SAMPLE)
+    assert [r["expected"] for r in data["rules"]] == [
+        "lossless", "wrong", "lossy", "lossless", "wrong", "lossless", "wrong"]
+    for row, entry in zip(data["rules"], entries, strict=True):
+        assert row["found"] == ("lossless" if entry.lossless else "wrong")
+
+
+# The whole catalogue is CI's last step (`.ci/run`: `specexact audit`); here it is slow.
+@pytest.mark.slow
 def test_audit_without_target_checks_the_whole_catalogue():
     from specexact.counterexamples import catalogue
 

@@ -1,0 +1,1 @@
+"""Tests of specexact.counterexamples: every rule of the catalogue and its witness."""

@@ -1,0 +1,1 @@
+"""Tests of specexact.crossvocab: drafts over text between two vocabularies."""

@@ -1,0 +1,1 @@
+"""Tests of specexact.floats: float code judged exactly."""

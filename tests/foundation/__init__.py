@@ -1,0 +1,1 @@
+"""Tests of the foundation modules: numbers, validation, distributions, pipelines, tables."""

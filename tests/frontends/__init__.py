@@ -1,0 +1,1 @@
+"""Tests of specexact.frontends: the CLI, the pytest plugin, assertions and reports."""

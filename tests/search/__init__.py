@@ -1,0 +1,1 @@
+"""Tests of specexact.properties: the Hypothesis search, its strategies and defaults."""

@@ -1,0 +1,1 @@
+"""Tests of specexact.statistical: sampled audits, batches and the power of test designs."""

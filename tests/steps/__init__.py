@@ -1,0 +1,1 @@
+"""Tests of specexact.steps: multi-step decoding, toy models, processors, efficiency."""

@@ -1,0 +1,1 @@
+"""Tests of specexact.symbolic: proofs and refutations over the whole simplex."""

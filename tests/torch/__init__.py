@@ -1,0 +1,1 @@
+"""Tests of specexact.torch: torch and numpy code run exactly."""
