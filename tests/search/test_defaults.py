@@ -11,7 +11,6 @@ from specexact import assert_step_preserves_target
 from specexact.audit import SAMPLER
 from specexact.counterexamples.chain_steps import chain
 from specexact.counterexamples.steps import named_step
-from specexact.frontends.cli import main
 from specexact.properties import (
     DEFAULT_SAMPLER_VOCAB_SIZES,
     choose_horizon,

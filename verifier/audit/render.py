@@ -134,13 +134,14 @@ def step_lines(result: AuditResult, found: Finding, verbose: bool) -> list[str]:
         lines.append(f"  processors (applied to the target's rows below): {processors}")
     lines.extend(model_lines("target", verdict.target_rows))
     lines.extend(model_lines("draft", verdict.draft_rows))
-    lines.append("")
+    return [*lines, "", *_joint_law(found, "joint law of the first tokens emitted:", verbose)]
+
+
+def _joint_law(found: Finding, title: str, verbose: bool) -> list[str]:
+    """A joint-law finding's table and TV, or its crash."""
     if found.crash is not None:
-        lines.append(found.crash)
-        return lines
-    lines.extend(["joint law of the first tokens emitted:", found.table(verbose=verbose),
-                  *tv_line(found.tv, "target")])
-    return lines
+        return [found.crash]
+    return [title, found.table(verbose=verbose), *tv_line(found.tv, "target")]
 
 
 def step_json(result: AuditResult, found: Finding) -> dict[str, Any]:
@@ -169,12 +170,7 @@ def crossvocab_lines(result: AuditResult, found: Finding, verbose: bool) -> list
     lines = [f"minimal witness (vocabularies and every row the run read, horizon "
              f"{horizon} character{'s' if horizon != 1 else ''}):",
              *verdict.models_lines(), ""]
-    if found.crash is not None:
-        lines.append(found.crash)
-        return lines
-    lines.extend(["law of the first characters of text:", found.table(verbose=verbose),
-                  *tv_line(found.tv, "target")])
-    return lines
+    return [*lines, *_joint_law(found, "law of the first characters of text:", verbose)]
 
 
 def crossvocab_json(result: AuditResult, found: Finding) -> dict[str, Any]:

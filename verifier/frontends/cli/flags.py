@@ -6,7 +6,7 @@ import argparse
 
 from specexact.errors import InvalidArgument
 
-__all__ = ["check_modes"]
+__all__ = ["check_modes", "statistical_flags_given"]
 
 
 def check_modes(args: argparse.Namespace, kind: str) -> None:
@@ -46,14 +46,20 @@ def _check_statistical_panel(args: argparse.Namespace) -> None:
         raise InvalidArgument(msg)
 
 
-def _check_statistical_only(args: argparse.Namespace) -> None:
-    given = [flag for flag, value in (
+def statistical_flags_given(args: argparse.Namespace) -> list[str]:
+    """The flags of the statistical audit set on the command line (to their non-default
+    values)."""
+    return [flag for flag, value in (
         ("--samples", args.samples), ("--batched", args.batched or None),
         ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
         ("--device", None if args.device == "cpu" else args.device),
         ("--array", None if args.array == "auto" else args.array),
         ("--generators", None if args.generators == "shared" else args.generators))
         if value is not None]
+
+
+def _check_statistical_only(args: argparse.Namespace) -> None:
+    given = statistical_flags_given(args)
     if given:
         msg = f"{', '.join(given)} applies to --statistical audits only"
         raise InvalidArgument(msg)

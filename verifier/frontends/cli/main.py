@@ -21,6 +21,7 @@ from typing import NoReturn, TextIO
 
 from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
+from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.progress import configure as configure_progress
 
 __all__ = ["build_parser", "main"]
@@ -315,13 +316,8 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
         ("--horizon", args.horizon), ("--stateful", getattr(args, "stateful", None) or None),
         ("--processors", getattr(args, "processors", None)),
         ("--floats", args.floats), ("--arrays", args.arrays or None),
-        ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None),
-        ("--samples", args.samples), ("--batched", args.batched or None),
-        ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
-        ("--device", None if args.device == "cpu" else args.device),
-        ("--array", None if args.array == "auto" else args.array),
-        ("--generators", None if args.generators == "shared" else args.generators))
-        if value is not None]
+        ("--uniform-bits", args.uniform_bits), ("--statistical", args.statistical or None))
+        if value is not None] + statistical_flags_given(args)
     if given:
         verb = "needs" if len(given) == 1 else "need"
         msg = (f"{', '.join(given)} {verb} a TARGET; without one, audit checks the bundled "
