@@ -6,6 +6,7 @@ float implementation really computes with is the value we judge.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +31,7 @@ _FRACTION: Final = Fraction
 def to_fraction(value: Any, *, name: str = "value") -> Fraction:
     """Convert ``value`` to an exact ``Fraction``.
 
-    Accepts ``Fraction``, ``int``, decimal or fraction strings (``"3/10"``,
+    Accepts ``Fraction``, ``int``, ``Decimal``, decimal or fraction strings (``"3/10"``,
     ``"0.3"``), Python and numpy floats (converted exactly, so ``0.1`` becomes
     its binary value ``3602879701896397/36028797018963968``) and any
     ``numbers.Rational``.  NaN and infinities are rejected.
@@ -47,6 +48,11 @@ def to_fraction(value: Any, *, name: str = "value") -> Fraction:
         return Fraction(value)
     if isinstance(value, numbers.Rational):
         return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            msg = f"{name}={value!r} is not finite; probabilities must be finite numbers"
+            raise InvalidArgument(msg)
+        return Fraction(value)  # exact: a Decimal is a finite decimal fraction
     if isinstance(value, str):
         try:
             return Fraction(value.strip())

@@ -95,7 +95,16 @@ def describe_callable(fn: Callable[..., Any]) -> str:
 
 
 def describe_arity_problem(fn: Callable[..., Any], kind: Kind) -> str | None:
-    """A message when ``fn`` cannot be called with the kind's arguments, else None."""
+    """A message when ``fn`` cannot be called with the kind's arguments (or is a generator
+    or ``async`` function, which returns no token when called), else None."""
+    plain = inspect.unwrap(fn.func if isinstance(fn, functools.partial) else fn)
+    for test, what in ((inspect.isgeneratorfunction, "a generator function (it yields)"),
+                       (inspect.isasyncgenfunction, "an async generator function"),
+                       (inspect.iscoroutinefunction, "an async function (async def)")):
+        if test(plain):
+            return (f"a {kind.reported} is a plain function fn({', '.join(kind.arguments)}) "
+                    f"that returns its result, but {describe_callable(fn)} is {what}; call "
+                    "the generator or await the coroutine inside a plain function")
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):

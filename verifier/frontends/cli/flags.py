@@ -51,7 +51,7 @@ def statistical_flags_given(args: argparse.Namespace) -> list[str]:
     values)."""
     return [flag for flag, value in (
         ("--samples", args.samples), ("--batched", args.batched or None),
-        ("--max-seconds", args.max_seconds), ("--batch-rows", args.batch_rows),
+        ("--batch-rows", args.batch_rows),
         ("--device", None if args.device == "cpu" else args.device),
         ("--array", None if args.array == "auto" else args.array),
         ("--generators", None if args.generators == "shared" else args.generators))

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import difflib
 import importlib.metadata
+import io
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
 from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.progress import configure as configure_progress
+from specexact.frontends.cli.supervise import WORKER_FD, run_supervised, send_result
 
 __all__ = ["build_parser", "main"]
 
@@ -68,6 +70,9 @@ def _common_options() -> _Parser:
     chat.add_argument("-v", "--verbose", action="store_true",
                       help="progress lines every second when stderr is not a terminal, and "
                            "the traceback of an internal error")
+    common.add_argument("--max-seconds", type=_positive_seconds, metavar="S",
+                        help="time limit of the whole run, any command or mode: past it the "
+                             "run is stopped and there is no verdict (exit 2) (default: none)")
     return common
 
 
@@ -272,9 +277,6 @@ def _add_batched_options(stats: argparse._ArgumentGroup) -> None:
                             "P, Q of shape [N, V]; with --signature chain --gamma K, "
                             "fn(draft_ids [N, K], draft_probs [N, K, V], target_probs "
                             "[N, K+1, V], generator) -> [N, K+1] padded with -1")
-    stats.add_argument("--max-seconds", type=_positive_seconds, metavar="S",
-                       help="time limit of the whole run; past it, no verdict (exit 2) "
-                            "(default: none)")
     stats.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                        help="--batched torch code: device of the tensors and generators "
                             "(default cpu)")
@@ -361,6 +363,17 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raise UsageError(msg)
 
 
+def _run_as_worker(argv: Sequence[str]) -> int:
+    """The supervised child: run the command, then hand the report and exit code to the
+    supervisor (its own exit status means nothing to anyone)."""
+    # A specexact the audited code starts is not a worker.
+    fd = int(os.environ.pop(WORKER_FD))
+    report = io.StringIO()
+    code = main(list(argv), out=report, err=sys.stderr)
+    send_result(fd, code, report.getvalue())
+    return code
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
     return "--json" in argv
 
@@ -405,9 +418,20 @@ def _hypothesis_files_to_cache() -> None:
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
-    """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    As the ``specexact`` command (``argv`` None), the work runs in a supervised child
+    process and this process only prints its report and sets the exit code
+    (:mod:`specexact.frontends.cli.supervise`), so the audited code cannot forge
+    either; ``SPECEXACT_NO_SUPERVISOR=1`` runs it in this process.  Called from
+    Python with ``argv``, it runs here.
+    """
     if argv is None:  # run as the ``specexact`` command, not called from Python
         _hypothesis_files_to_cache()
+        if WORKER_FD in os.environ:
+            return _run_as_worker(sys.argv[1:])
+        if not os.environ.get("SPECEXACT_NO_SUPERVISOR"):
+            return run_supervised(sys.argv[1:])
     arguments = list(sys.argv[1:] if argv is None else argv)
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr
