@@ -17,6 +17,7 @@ from typing import Any
 
 from specexact.errors import UnsupportedOperation
 from specexact.exact.random_source import LazyToken, LazyUniform
+from specexact.numbers import ONE, ZERO
 from specexact.torch.values import (
     LogR,
     Special,
@@ -37,11 +38,6 @@ __all__ = [
     "Unif",
     "UniformRecord",
 ]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
-
-
 
 
 #: How a floor on a continuous uniform is idealised (the verdict quotes it).
@@ -71,7 +67,7 @@ class Unif:
 
     __slots__ = ("a", "b", "rec")
 
-    def __init__(self, rec: UniformRecord, a: Fraction = _ONE, b: Fraction = _ZERO) -> None:
+    def __init__(self, rec: UniformRecord, a: Fraction = ONE, b: Fraction = ZERO) -> None:
         self.rec = rec
         self.a = a
         self.b = b
@@ -90,7 +86,7 @@ class Unif:
 
     def floored(self, c: Fraction, grid_step: Fraction) -> bool:
         """Whether ``max(self, c)`` is idealised as ``self`` (see :data:`IDEALISED_FLOOR`)."""
-        return self.rec.bits is None and (self.a, self.b) == (_ONE, _ZERO) \
+        return self.rec.bits is None and (self.a, self.b) == (ONE, ZERO) \
             and 0 < c <= grid_step
 
     def __add__(self, other: Any) -> Any:
@@ -162,7 +158,7 @@ class Unif:
         if isinstance(other, Unif):
             if other.rec is not self.rec:
                 raise unsupported("comparing two different torch.rand uniforms")
-            a, b, t = a - other.a, b - other.b, _ZERO
+            a, b, t = a - other.a, b - other.b, ZERO
         else:
             t = self._const(other, op)
         rec = self.rec

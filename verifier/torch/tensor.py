@@ -54,7 +54,6 @@ __all__ = [
 GRID_BITS: dict[torch.dtype, int] = {torch.float32: 24, torch.float64: 53,
                                      torch.bfloat16: 8, torch.float16: 11}
 
-_ZERO = Fraction(0)
 _CPU = torch.device("cpu")  # made at import: under the exact mode it would be intercepted
 
 

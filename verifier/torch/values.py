@@ -27,10 +27,14 @@ import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from specexact.errors import SamplerFailure, UnsupportedOperation
 from specexact.exact.random_source import ExactRandom, LazyToken
+from specexact.numbers import ONE, ZERO
+
+if TYPE_CHECKING:
+    from specexact.torch.session import Session
 
 __all__ = [
     "FixedRandomness",
@@ -42,17 +46,17 @@ __all__ = [
     "Uninit",
     "UninitialisedRead",
     "current_rng",
+    "current_session",
     "describe",
     "dtype_semantics",
     "is_exact_scalar",
     "rng_var",
     "semantics_var",
+    "session_var",
     "unsupported",
     "user_location",
 ]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -77,6 +81,19 @@ rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", defa
 
 def current_rng() -> ExactRandom | None:
     return rng_var.get()
+
+
+#: The execution in progress (set by :func:`specexact.torch.mode.session`): the ops,
+#: the grid and the kernels reach its streams and records through it, never by an
+#: import of the session's own module.
+session_var: ContextVar[Session | None] = ContextVar("specexact_torch_session", default=None)
+
+
+def current_session() -> Session:
+    s = session_var.get()
+    if s is None:
+        raise RuntimeError("no exact torch session is active")
+    return s
 
 
 #: How values are computed: ``"dtype"``, the number torch's CPU kernel returns in the
@@ -203,7 +220,7 @@ class Special:
         if op == "/" and b == 0.0:
             value = math.copysign(math.inf, a) if a == a else math.nan
         elif op == "/" and math.isinf(b) and not math.isinf(a) and a == a:
-            return _ZERO  # finite / inf
+            return ZERO  # finite / inf
         else:
             value = fn(a, b)
         return Special.make(value, op, self)
@@ -326,7 +343,7 @@ class LogR:
 
     @staticmethod
     def of(r: Fraction) -> Any:
-        return _ZERO if r == 1 else LogR(r)
+        return ZERO if r == 1 else LogR(r)
 
     @staticmethod
     def ratio(x: Any) -> Fraction | None:
@@ -334,7 +351,7 @@ class LogR:
         if isinstance(x, LogR):
             return x.r
         if isinstance(x, (Fraction, int)) and not isinstance(x, bool) and x == 0:
-            return _ONE
+            return ONE
         return None
 
     def _log_operand(self, other: Any, op: str) -> Fraction:
@@ -379,7 +396,7 @@ class LogR:
         if m is None:
             raise unsupported(f"log({self.r}) * {describe(other)}: only integer multiples "
                               "of an exact log stay exact (temperature 1/m)")
-        return _ZERO if m == 0 else LogR.of(self.r ** m)
+        return ZERO if m == 0 else LogR.of(self.r ** m)
 
     __rmul__ = __mul__
 
