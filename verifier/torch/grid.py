@@ -32,7 +32,14 @@ import torch
 
 from specexact.numbers import ONE, ZERO
 from specexact.torch.noise import PendingRace, UniformRecord
-from specexact.torch.values import Special, Uninit, current_session, describe, unsupported
+from specexact.torch.values import (
+    Comparisons,
+    Special,
+    Uninit,
+    current_session,
+    describe,
+    unsupported,
+)
 
 __all__ = ["IDEALISED_RACE", "GridDraw", "Step", "race"]
 
@@ -96,7 +103,7 @@ class Step:
         return out.reshape(values.shape[0], -1)[:, 0]
 
 
-class GridDraw:
+class GridDraw(Comparisons):
     """``f(g)`` for the grid draw ``g`` of ``rec``: ``f`` is ``steps`` applied in turn."""
 
     __slots__ = ("dtype", "rec", "steps")
@@ -187,26 +194,6 @@ class GridDraw:
         a, b = self.count("==" if op == "!=" else op, t)
         inside = _in_interval(rec, a, b, self.size)
         return (not inside) if op == "!=" else inside
-
-    def __lt__(self, other: Any) -> Any:
-        return self.compare("<", other)
-
-    def __le__(self, other: Any) -> Any:
-        return self.compare("<=", other)
-
-    def __gt__(self, other: Any) -> Any:
-        return self.compare(">", other)
-
-    def __ge__(self, other: Any) -> Any:
-        return self.compare(">=", other)
-
-    def __eq__(self, other: Any) -> Any:
-        return self.compare("==", other)
-
-    def __ne__(self, other: Any) -> Any:
-        return self.compare("!=", other)
-
-    __hash__ = object.__hash__
 
     def _no(self, *_: Any) -> Any:
         raise unsupported("this arithmetic on a torch.rand draw outside a torch op (read "

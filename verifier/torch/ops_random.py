@@ -32,7 +32,6 @@ from specexact.torch.values import (
     LogR,
     Special,
     Uninit,
-    UninitialisedRead,
     current_session,
     describe,
     unsupported,
@@ -117,8 +116,7 @@ def _weights(row: list[Any]) -> list[Fraction]:
     out = []
     for x in row:
         if isinstance(x, Uninit):
-            raise UninitialisedRead(f"value read from {x.origin} was never written "
-                                    f"(used as a multinomial weight at {user_location()})")
+            raise x.read("used as a multinomial weight")
         if isinstance(x, Special):
             raise RuntimeError(f"probability tensor contains either `inf`, `nan` or element "
                                f"< 0 ({x.value} from {x.origin}, at {user_location()})")

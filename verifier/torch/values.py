@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from specexact.torch.session import Session
 
 __all__ = [
+    "Comparisons",
     "FixedRandomness",
     "LogR",
     "NanFlag",
@@ -183,7 +184,36 @@ _FLOAT_CMP: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-class Special:
+class Comparisons:
+    """The six comparison operators of an element, each ``self.compare(op, other)``."""
+
+    __slots__ = ()
+
+    def compare(self, op: str, other: Any) -> Any:
+        raise NotImplementedError
+
+    def __lt__(self, other: Any) -> Any:
+        return self.compare("<", other)
+
+    def __le__(self, other: Any) -> Any:
+        return self.compare("<=", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self.compare(">", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self.compare(">=", other)
+
+    def __eq__(self, other: Any) -> Any:
+        return self.compare("==", other)
+
+    def __ne__(self, other: Any) -> Any:
+        return self.compare("!=", other)
+
+    __hash__ = object.__hash__
+
+
+class Special(Comparisons):
     """``inf``, ``-inf`` or ``nan``, with the op and line that produced it."""
 
     __slots__ = ("origin", "value")
@@ -258,7 +288,7 @@ class Special:
     def __abs__(self) -> Special:
         return Special(abs(self.value), self.origin)
 
-    def _cmp(self, other: Any, op: str) -> Any:
+    def compare(self, op: str, other: Any) -> Any:
         if isinstance(other, Uninit):
             return other
         if isinstance(other, Special):
@@ -269,25 +299,6 @@ class Special:
             return NotImplemented  # a uniform decides (noise refuses)
         return _FLOAT_CMP[op](self.value, o)
 
-    def __lt__(self, other: Any) -> Any:
-        return self._cmp(other, "<")
-
-    def __le__(self, other: Any) -> Any:
-        return self._cmp(other, "<=")
-
-    def __gt__(self, other: Any) -> Any:
-        return self._cmp(other, ">")
-
-    def __ge__(self, other: Any) -> Any:
-        return self._cmp(other, ">=")
-
-    def __eq__(self, other: Any) -> Any:
-        return self._cmp(other, "==")
-
-    def __ne__(self, other: Any) -> Any:
-        return self._cmp(other, "!=")
-
-    __hash__ = object.__hash__
 
     @property
     def is_nan(self) -> bool:
@@ -313,6 +324,11 @@ class Uninit:
     __lt__ = __le__ = __gt__ = __ge__ = _keep
     __eq__ = __ne__ = _keep  # type: ignore[assignment]
     __hash__ = object.__hash__
+
+    def read(self, use: str) -> UninitialisedRead:
+        """The finding of code reading this memory (``use``: how, e.g. ``"read by item"``)."""
+        return UninitialisedRead(f"value read from {self.origin} was never written "
+                                 f"({use} at {user_location()})")
 
     def __repr__(self) -> str:
         return f"<uninitialised from {self.origin}>"
