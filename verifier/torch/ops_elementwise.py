@@ -36,6 +36,7 @@ from specexact.torch.kernels import (
     sub_kernel,
 )
 from specexact.torch.noise import IDEALISED_FLOOR, Unif
+from specexact.torch.ops_shape import nonzero
 from specexact.torch.tensor import (
     GRID_BITS,
     ExactTensor,
@@ -311,7 +312,6 @@ def clamp_max(input: Any, max: Any) -> ExactTensor:
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if input is None and other is None:
-        from specexact.torch.ops_shape import nonzero
         return nonzero(condition, as_tuple=True)
     cond = as_exact(condition)
     dt = result_dtype(input, other)

@@ -22,6 +22,7 @@ from specexact.numbers import ZERO
 from specexact.torch import grid, realops
 from specexact.torch.kernels import div_scalar, exp_scalar, log_scalar
 from specexact.torch.noise import LogE, NoiseRecord, Opaque, PendingRace, Race, Scaled
+from specexact.torch.ops_elementwise import maximum, minimum
 from specexact.torch.tensor import (
     ExactTensor,
     as_exact,
@@ -235,7 +236,6 @@ def _maxfn(largest: bool) -> Callable[..., Any]:
     def fn(input: Any, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
         t = as_exact(input)
         if isinstance(dim, torch.Tensor):
-            from specexact.torch.ops_elementwise import maximum, minimum
             return (maximum if largest else minimum)(t, dim)
         rows, rest, d = _rows(t, dim)
         idx = [_arg(r, largest) for r in rows]
