@@ -7,7 +7,6 @@ reference sheet; their exact witnesses live in :mod:`specexact.counterexamples.s
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from specexact.counterexamples.tree_steps import residual
@@ -22,8 +21,6 @@ __all__ = [
     "stale_context_fallback",
     "stateful_chain",
 ]
-
-_ZERO = Fraction(0)
 
 
 def _draft_block(draft: Any, ctx: tuple[Any, ...], rng: Any, gamma: int

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from specexact.counterexamples.samplers import normalise, residual
+from specexact.numbers import ONE, ZERO
 
 __all__ = [
     "deterministic_tree",
@@ -24,8 +25,6 @@ __all__ = [
     "spectr_rho_one",
 ]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 K = 2
 
 
@@ -64,7 +63,7 @@ def multiround_sorted_siblings(p: list[Fraction], q: list[Fraction], rng: Any,
 
 def _without(q: list[Fraction], drawn: set[int]) -> list[Fraction] | None:
     """q restricted to tokens not drawn yet, renormalised; None when nothing is left."""
-    rest = [_ZERO if i in drawn else w for i, w in enumerate(q)]
+    rest = [ZERO if i in drawn else w for i, w in enumerate(q)]
     return normalise(rest) if any(rest) else None
 
 
@@ -115,7 +114,7 @@ def deterministic_tree(p: list[Fraction], q: list[Fraction], rng: Any, k: int = 
     for x in _argsort_desc(q)[:k]:
         if rng.bernoulli(r[x]):
             return x
-        r[x] = _ZERO
+        r[x] = ZERO
         r = normalise(r)
     return rng.categorical(r)
 
@@ -128,16 +127,16 @@ def deterministic_tree_threshold(p: list[Fraction], q: list[Fraction], rng: Any,
     """The one-hot tree with SGLang-style threshold_acc = 1/2: accept with min(1, r(x)/t)."""
     r = list(p)
     for x in _argsort_desc(q)[:k]:
-        if rng.bernoulli(min(_ONE, r[x] / THRESHOLD)):
+        if rng.bernoulli(min(ONE, r[x] / THRESHOLD)):
             return x
-        r[x] = _ZERO
+        r[x] = ZERO
         r = normalise(r)
     return rng.categorical(r)
 
 
 def _spectr(p: list[Fraction], q: list[Fraction], rng: Any, k: int, rho: Fraction) -> Any:
     capped = [min(b, a / rho) for a, b in zip(p, q, strict=True)]
-    beta = sum(capped, _ZERO)
+    beta = sum(capped, ZERO)
     for _ in range(k):
         x = rng.categorical(q)
         if rng.random() * rho * q[x] < p[x]:
@@ -158,4 +157,4 @@ def spectr(p: list[Fraction], q: list[Fraction], rng: Any, k: int = K) -> Any:
 
 def spectr_rho_one(p: list[Fraction], q: list[Fraction], rng: Any, k: int = K) -> Any:
     """SpecTr k-sequential with rho = 1: 1 - (1 - beta)^k <= beta fails, so it is biased."""
-    return _spectr(p, q, rng, k, _ONE)
+    return _spectr(p, q, rng, k, ONE)

@@ -33,6 +33,7 @@ from typing import Any
 from specexact.counterexamples.samplers import normalise, residual
 from specexact.counterexamples.steps import StepRule, named_step
 from specexact.exact import enumerate_law
+from specexact.numbers import ONE, ZERO
 from specexact.steps.models import ContextFreeModel
 from specexact.witness import SamplerWitness, StepWitness
 
@@ -54,8 +55,6 @@ __all__ = [
     "without_replacement_set_law",
 ]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 Probs = Sequence[Fraction]
 DraftSet = tuple[int, ...]
 SetLaw = Mapping[DraftSet, Fraction]
@@ -69,14 +68,14 @@ SetLaw = Mapping[DraftSet, Fraction]
 def _add(law: dict[DraftSet, Fraction], tokens: Sequence[int], mass: Fraction) -> None:
     if mass:
         key = tuple(sorted(set(tokens)))
-        law[key] = law.get(key, _ZERO) + mass
+        law[key] = law.get(key, ZERO) + mass
 
 
 def iid_set_law(q: Probs, k: int = 2) -> dict[DraftSet, Fraction]:
     """The law of the set of k i.i.d. draws from q."""
     law: dict[DraftSet, Fraction] = {}
     for draws in itertools.product(range(len(q)), repeat=k):
-        mass = _ONE
+        mass = ONE
         for x in draws:
             mass *= q[x]
         _add(law, draws, mass)
@@ -88,8 +87,8 @@ def without_replacement_set_law(q: Probs, k: int = 2) -> dict[DraftSet, Fraction
     law: dict[DraftSet, Fraction] = {}
 
     def walk(drawn: tuple[int, ...], mass: Fraction) -> None:
-        rest = [_ZERO if i in drawn else w for i, w in enumerate(q)]
-        total = sum(rest, _ZERO)
+        rest = [ZERO if i in drawn else w for i, w in enumerate(q)]
+        total = sum(rest, ZERO)
         if len(drawn) == k or not total:
             _add(law, drawn, mass)
             return
@@ -97,7 +96,7 @@ def without_replacement_set_law(q: Probs, k: int = 2) -> dict[DraftSet, Fraction
             if w:
                 walk((*drawn, x), mass * w / total)
 
-    walk((), _ONE)
+    walk((), ONE)
     return law
 
 
@@ -108,7 +107,7 @@ def _top(q: Probs) -> int:
 def top_set_law(q: Probs, k: int = 2) -> dict[DraftSet, Fraction]:
     """The deterministic set of q's k most likely tokens (ties: lower ids)."""
     ranked = sorted(range(len(q)), key=lambda i: (-q[i], i))[:k]
-    return {tuple(sorted(ranked)): _ONE}
+    return {tuple(sorted(ranked)): ONE}
 
 
 def greedy_set_law(q: Probs, k: int = 2) -> dict[DraftSet, Fraction]:
@@ -125,7 +124,7 @@ def spechub_set_law(q: Probs, k: int = 2) -> dict[DraftSet, Fraction]:
     token is drawn from q without a."""
     hub = _top(q)
     law: dict[DraftSet, Fraction] = {}
-    rest = _ONE - q[hub]
+    rest = ONE - q[hub]
     for x, w in enumerate(q):
         if x != hub:
             _add(law, (hub, x), w)
@@ -147,12 +146,12 @@ def optimal_acceptance(p: Probs, set_law: SetLaw) -> Fraction:
     """alpha* = min over token sets A of p(A) + P(S not inside A): the best probability,
     over every lossless verifier, of emitting a drafted token."""
     tokens = range(len(p))
-    best = _ONE
+    best = ONE
     for size in range(len(p) + 1):
         for chosen in itertools.combinations(tokens, size):
             inside = set(chosen)
-            value = sum((p[x] for x in chosen), _ZERO) + sum(
-                (m for s, m in set_law.items() if not set(s) <= inside), _ZERO)
+            value = sum((p[x] for x in chosen), ZERO) + sum(
+                (m for s, m in set_law.items() if not set(s) <= inside), ZERO)
             best = min(best, value)
     return best
 
@@ -179,8 +178,8 @@ def optimal_flow(p: Probs, set_law: SetLaw) -> dict[tuple[DraftSet, int], Fracti
     """
     sets = sorted(s for s, m in set_law.items() if m)
     flow: dict[tuple[DraftSet, int], Fraction] = {}
-    out_of = {s: _ZERO for s in sets}
-    into = [_ZERO] * len(p)
+    out_of = {s: ZERO for s in sets}
+    into = [ZERO] * len(p)
     while True:
         path = _augmenting_path(p, set_law, sets, flow, out_of, into)
         if path is None:
@@ -189,7 +188,7 @@ def optimal_flow(p: Probs, set_law: SetLaw) -> dict[tuple[DraftSet, int], Fracti
         out_of[s0] += amount
         into[last] += amount
         for s, x, sign in steps:
-            flow[(s, x)] = flow.get((s, x), _ZERO) + sign * amount
+            flow[(s, x)] = flow.get((s, x), ZERO) + sign * amount
 
 
 def _augmenting_path(p: Probs, set_law: SetLaw, sets: list[DraftSet],
@@ -218,7 +217,7 @@ def _augmenting_path(p: Probs, set_law: SetLaw, sets: list[DraftSet],
             if p[x] - into[x] > 0:
                 return _trace(parent, x, min(capacity[x], p[x] - into[x]))
             for s in sets:
-                back = flow.get((s, x), _ZERO)
+                back = flow.get((s, x), ZERO)
                 if back <= 0:
                     continue
                 for y in s:
@@ -247,13 +246,13 @@ def _verify_optimally(p: Probs, set_law: SetLaw, drafts: Sequence[Any], rng: Any
     """Given the drafted set, the optimal coupling's conditional law, then the leftover."""
     key = tuple(sorted({int(x) for x in drafts}))
     flow = _cached_flow(p, set_law)
-    mass = set_law.get(key, _ZERO)
-    weights = [flow.get((key, x), _ZERO) for x in key]
-    spare = mass - sum(weights, _ZERO)
+    mass = set_law.get(key, ZERO)
+    weights = [flow.get((key, x), ZERO) for x in key]
+    spare = mass - sum(weights, ZERO)
     pick = rng.categorical([*weights, spare])
     if pick < len(key):
         return key[pick]
-    into = [_ZERO] * len(p)
+    into = [ZERO] * len(p)
     for (_, x), f in flow.items():
         into[x] += f
     return rng.categorical([a - b for a, b in zip(p, into, strict=True)])
@@ -277,8 +276,8 @@ def optimal_iid_fallback_p(p: list[Fraction], q: list[Fraction], rng: Any) -> An
     law = iid_set_law(q)
     key = tuple(sorted({int(x) for x in drafts}))
     flow = _cached_flow(p, law)
-    weights = [flow.get((key, x), _ZERO) for x in key]
-    pick = rng.categorical([*weights, law[key] - sum(weights, _ZERO)])
+    weights = [flow.get((key, x), ZERO) for x in key]
+    pick = rng.categorical([*weights, law[key] - sum(weights, ZERO)])
     return key[pick] if pick < len(key) else rng.categorical(p)
 
 
@@ -302,7 +301,7 @@ def _spechub_drafts(q: list[Fraction], rng: Any) -> list[Any]:
     x = rng.categorical(q)
     if x != hub:
         return [x, hub]
-    rest = [_ZERO if i == hub else w for i, w in enumerate(q)]
+    rest = [ZERO if i == hub else w for i, w in enumerate(q)]
     return [hub, rng.categorical(rest)] if any(rest) else [hub]
 
 
@@ -337,13 +336,13 @@ def _is_selected_law(p: Probs, q: Probs) -> list[Fraction]:
 
 
 def _selected_law(p: Probs, q: Probs) -> list[Fraction]:
-    law = [_ZERO] * len(p)
+    law = [ZERO] * len(p)
     for a, b in itertools.product(range(len(q)), repeat=2):
         mass = q[a] * q[b]
         if not mass:
             continue
         wa, wb = p[a] / q[a], p[b] / q[b]
-        share = wa / (wa + wb) if wa + wb else _ONE
+        share = wa / (wa + wb) if wa + wb else ONE
         law[a] += mass * share
         law[b] += mass * (1 - share)
     return law
@@ -384,9 +383,9 @@ def cdf_boundary_preceding(p: list[Fraction], q: list[Fraction], rng: Any) -> An
     if rng.random() * q[x] < p[x]:
         return x
     weights = residual(p, q)
-    total = sum(weights, _ZERO)
+    total = sum(weights, ZERO)
     u = rng.random()
-    cumulative = _ZERO
+    cumulative = ZERO
     for token, w in enumerate(weights):
         cumulative += w / total
         if u <= cumulative:
@@ -418,16 +417,16 @@ def traversal_chain(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any, 
         qs.append(q)
         xs.append(rng.categorical(q))
     ps = [target((*ctx, *xs[:i])) for i in range(gamma + 1)]
-    weight = [_ONE]
+    weight = [ONE]
     for i, x in enumerate(xs):
         ratio = ps[i][x] / qs[i][x]
-        weight.append(min(_ONE, ratio if token_level else weight[-1] * ratio))
+        weight.append(min(ONE, ratio if token_level else weight[-1] * ratio))
     for node in range(gamma, 0, -1):
         if node == gamma:
             coin = weight[node]
         else:
-            s = sum(residual([weight[node] * a for a in ps[node]], qs[node]), _ZERO)
-            coin = s / (s + 1 - weight[node]) if s + 1 - weight[node] else _ONE
+            s = sum(residual([weight[node] * a for a in ps[node]], qs[node]), ZERO)
+            coin = s / (s + 1 - weight[node]) if s + 1 - weight[node] else ONE
         if rng.random() < coin:
             if node == gamma:
                 return (*xs, rng.categorical(ps[gamma]))
@@ -519,7 +518,7 @@ def _rrs_joint(p: list[Fraction], q: list[Fraction], rng: Any
         if rng.random() * qj[x] < r[x]:
             return drafts, x
         r = normalise(residual(r, qj))
-        rest = [_ZERO if i in drafts else w for i, w in enumerate(q)]
+        rest = [ZERO if i in drafts else w for i, w in enumerate(q)]
         qj = normalise(rest) if any(rest) else None
     return drafts, rng.categorical(r)
 

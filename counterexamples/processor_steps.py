@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from specexact.counterexamples.tree_steps import residual
+from specexact.numbers import ZERO
 from specexact.steps.processors import NO_PROCESSORS, ProcessorPipeline, TokenGrammar
 
 __all__ = [
@@ -38,7 +39,6 @@ __all__ = [
     "stale_window_state",
 ]
 
-_ZERO = Fraction(0)
 Rows = Callable[[tuple[Any, ...], Any], Any]
 
 
@@ -144,7 +144,7 @@ def _stale_rows(processors: ProcessorPipeline, ctx: tuple[Any, ...], xs: list[An
 
 
 def _normalised(weights: Sequence[Fraction]) -> tuple[Fraction, ...]:
-    total = sum(weights, _ZERO)
+    total = sum(weights, ZERO)
     return tuple(w / total for w in weights)
 
 
@@ -306,7 +306,7 @@ def one_hot_fallback(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any,
         seen = (*ctx, *xs[:i])
         p = processors(seen, target(seen))
         if not rng.random() < p[x]:
-            rest = [_ZERO if t == x else w for t, w in enumerate(p)]
+            rest = [ZERO if t == x else w for t, w in enumerate(p)]
             return (*xs[:i], rng.categorical(rest))
         if processors.finished((*seen, x)):
             return tuple(xs[:i + 1])

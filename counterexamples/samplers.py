@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from specexact.numbers import ZERO
+
 __all__ = [
     "always_accept",
     "argmax_draft_softmax_q",
@@ -40,17 +42,15 @@ __all__ = [
     "typical_acceptance",
 ]
 
-_ZERO = Fraction(0)
-
 
 def residual(p: Sequence[Fraction], q: Sequence[Fraction]) -> list[Fraction]:
     """max(p - q, 0), entrywise."""
-    return [max(a - b, _ZERO) for a, b in zip(p, q, strict=True)]
+    return [max(a - b, ZERO) for a, b in zip(p, q, strict=True)]
 
 
 def normalise(weights: Sequence[Fraction]) -> list[Fraction]:
     """weights / sum(weights); raises ZeroDivisionError on all zeros, as 0/0 would."""
-    total = sum(weights, _ZERO)
+    total = sum(weights, ZERO)
     return [w / total for w in weights]
 
 
@@ -93,7 +93,7 @@ def onehot_verification(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     x = rng.categorical(q)
     if rng.bernoulli(p[x]):
         return x
-    return rng.categorical([_ZERO if i == x else w for i, w in enumerate(p)])
+    return rng.categorical([ZERO if i == x else w for i, w in enumerate(p)])
 
 
 def exact_match(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
@@ -141,7 +141,7 @@ def padded_lanes(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     x = rng.categorical(q)
     if rng.random() * q[x] < p[x]:
         return x
-    padded = [*p, _ZERO, _ZERO], [*q, _ZERO, _ZERO]
+    padded = [*p, ZERO, ZERO], [*q, ZERO, ZERO]
     return rng.categorical([max(a - b, EPSILON) for a, b in zip(*padded, strict=True)])
 
 
@@ -183,7 +183,7 @@ def fallback_over_proposed(p: list[Fraction], q: list[Fraction], rng: Any) -> An
     x = rng.categorical(q)
     if rng.random() * q[x] < p[x]:
         return x
-    return rng.categorical([r if b > 0 else _ZERO for r, b in zip(residual(p, q), q,
+    return rng.categorical([r if b > 0 else ZERO for r, b in zip(residual(p, q), q,
                                                                    strict=True)])
 
 
@@ -207,7 +207,7 @@ def positionwise_residual(p: list[Fraction], q: list[Fraction], rng: Any) -> Any
         return x
     by_p = sorted(range(len(p)), key=lambda i: (-p[i], i))
     by_q = sorted(range(len(q)), key=lambda i: (-q[i], i))
-    weights = [max(p[a] - q[b], _ZERO) for a, b in zip(by_p, by_q, strict=True)]
+    weights = [max(p[a] - q[b], ZERO) for a, b in zip(by_p, by_q, strict=True)]
     return by_p[rng.categorical(weights)]
 
 
@@ -226,7 +226,7 @@ def shared_uniform(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     if u * q[x] < p[x]:
         return x
     weights = normalise(residual(p, q))
-    cumulative = _ZERO
+    cumulative = ZERO
     last = 0
     for i, w in enumerate(weights):
         if w:
@@ -247,7 +247,7 @@ def inclusive_uniform(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
 
 def always_accept(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     """A degenerate uniform that is always 0 accepts every draft: the output is q."""
-    u = _ZERO  # the kernel's uniform buffer was never filled
+    u = ZERO  # the kernel's uniform buffer was never filled
     x = rng.categorical(q)
     if u * q[x] <= p[x]:
         return x

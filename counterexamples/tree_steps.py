@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from specexact.numbers import ONE, ZERO
+
 __all__ = [
     "block_verification",
     "one_hot_tree",
@@ -24,17 +26,14 @@ __all__ = [
     "spectr",
 ]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
-
 
 def residual(p: Sequence[Fraction], q: Sequence[Fraction]) -> list[Fraction]:
     """max(p - q, 0), entrywise (left unnormalised: categorical normalises)."""
-    return [max(a - b, _ZERO) for a, b in zip(p, q, strict=True)]
+    return [max(a - b, ZERO) for a, b in zip(p, q, strict=True)]
 
 
 def _normalise(weights: Sequence[Fraction]) -> list[Fraction]:
-    total = sum(weights, _ZERO)
+    total = sum(weights, ZERO)
     return [w / total for w in weights]
 
 
@@ -91,7 +90,7 @@ def rrs_without_replacement(target: Any, draft: Any, prefix: tuple[int, ...], rn
         qj = _normalise(remaining)
         x = rng.categorical(qj)
         drafts.append((x, qj))
-        remaining[x] = _ZERO
+        remaining[x] = ZERO
     r = list(p)
     for x, qj in drafts:
         used = q if plain_q else qj
@@ -121,7 +120,7 @@ def one_hot_tree(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any, *, 
             if rng.random() < r[x]:
                 chosen = x
                 break
-            r[x] = _ZERO
+            r[x] = ZERO
             r = _normalise(r)
         if chosen is None:
             return (*out, rng.categorical(r))
@@ -147,7 +146,7 @@ def spectr(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any, *, k: int
         if rng.random() * rho_f * q[x] < p[x]:
             return (x, rng.categorical(target((*ctx, x))))
     shares = [min(b, a / rho_f) for a, b in zip(p, q, strict=True)]
-    beta = sum(shares, _ZERO)
+    beta = sum(shares, ZERO)
     if beta == 0:
         # Disjoint supports: no draft is ever accepted and the fallback is p.
         fallback = list(p)
@@ -181,17 +180,17 @@ def block_verification(target: Any, draft: Any, prefix: tuple[int, ...], rng: An
         qs.append(q)
         xs.append(rng.categorical(q))
     ps = [target((*ctx, *xs[:i])) for i in range(gamma + 1)]
-    weights = [_ONE]
+    weights = [ONE]
     for i in range(gamma):
         x = xs[i]
-        weights.append(min(_ONE, weights[-1] * ps[i][x] / qs[i][x]))
+        weights.append(min(ONE, weights[-1] * ps[i][x] / qs[i][x]))
     h: list[Fraction] = []
     for i in range(1, gamma):
-        s = sum(residual([weights[i] * a for a in ps[i]], qs[i]), _ZERO)
+        s = sum(residual([weights[i] * a for a in ps[i]], qs[i]), ZERO)
         denominator = s + 1 - weights[i]
         # P_i = 1 and s_i = 0: every later weight is 1 too, so tau reaches
         # gamma whatever h_i is; 1 avoids the 0/0.
-        h.append(s / denominator if denominator else _ONE)
+        h.append(s / denominator if denominator else ONE)
     h.append(weights[gamma])
     tau = 0
     for i in range(gamma, 0, -1):
@@ -201,5 +200,5 @@ def block_verification(target: Any, draft: Any, prefix: tuple[int, ...], rng: An
             break
     if tau == gamma:
         return (*xs, rng.categorical(ps[gamma]))
-    scale = weights[tau] if weighted else _ONE
+    scale = weights[tau] if weighted else ONE
     return (*xs[:tau], rng.categorical(residual([scale * a for a in ps[tau]], qs[tau])))

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from specexact.exact.engine import enumerate_law
-from specexact.torch.session import session
+from specexact.torch.mode import session
 from specexact.torch.tensor import ExactTensor, as_exact
 from specexact.torch.values import LogR, NanFlag, Special
 

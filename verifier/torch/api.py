@@ -37,8 +37,9 @@ from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyTok
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import compare_laws
 from specexact.floats.check import Finding, FloatVerdict, grid_tolerance, law_findings
-from specexact.numbers import as_distribution
-from specexact.torch.session import UniformMode, default_semantics, session
+from specexact.numbers import ZERO, as_distribution
+from specexact.torch.mode import session
+from specexact.torch.session import UniformMode, default_semantics
 from specexact.torch.tensor import (
     FLOAT_FORMATS,
     GRID_BITS,
@@ -62,8 +63,6 @@ __all__ = [
     "torch_dtype",
     "torch_output_distribution",
 ]
-
-_ZERO = Fraction(0)
 
 
 def torch_dtype(dtype: Any) -> torch.dtype:
@@ -146,7 +145,7 @@ def softmax_rows(values: Sequence[Any], dtype: Any = "float32",
 
 
 def _normalised(values: Sequence[Fraction]) -> tuple[Fraction, ...]:
-    total = sum(values, _ZERO)
+    total = sum(values, ZERO)
     return tuple(v / total for v in values)
 
 
@@ -258,7 +257,7 @@ class Idealised:
 
     def __init__(self) -> None:
         self.what: set[str] = set()
-        self.mass_error = _ZERO
+        self.mass_error = ZERO
 
     def add(self, what: set[str], mass_error: Fraction) -> None:
         self.what |= what
@@ -288,7 +287,7 @@ def _findings(law: Distribution | None, crash: SamplerFailure | None, run: Any,
               target: tuple[Fraction, ...]) -> list[Finding]:
     if crash is not None:
         first = str(crash).splitlines()[0]
-        return [Finding("crash", run, _ZERO, f"the sampler raised on valid input: {first}",
+        return [Finding("crash", run, ZERO, f"the sampler raised on valid input: {first}",
                         crash)]
     return law_findings(law, run, target)
 
@@ -344,7 +343,7 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
     grid_law = None
     grid_findings: list[Finding] = []
     bits = GRID_BITS[tdtype] if mode == "dtype" else None
-    g_tol = _ZERO
+    g_tol = ZERO
     rows = (target, _normalised(qv))
     if bits is not None:
         g_tol = _tolerance(len(pv), tdtype, sem) if tolerance is None else Fraction(tolerance)
@@ -370,7 +369,7 @@ def check_torch_sampler(fn: Callable[..., Any], p: Sequence[Any], q: Sequence[An
                                  sem if bits is not None else None)
     kept.sort(key=lambda f: _ORDER.index(f.kind))
     verdict = FloatVerdict(target, _normalised(qv), None, False, bits, None, None, exact_law,
-                           grid_law, None, g_tol, _ZERO, tuple(kept))
+                           grid_law, None, g_tol, ZERO, tuple(kept))
     return TorchVerdict(verdict, sem if bits is not None else "exact", kind, tuple(notes),
                         rows, tdtype, tuple(sorted(idealised.what)), idealised.mass_error)
 

@@ -46,7 +46,7 @@ from specexact.exact.tree import Budget
 from specexact.exact.verdict import Comparison, compare_laws
 from specexact.steps.decode import target_distribution
 from specexact.torch.api import check_uniform
-from specexact.torch.session import session
+from specexact.torch.mode import session
 from specexact.torch.tensor import ExactTensor, as_exact, make, read_scalar
 from specexact.torch.unwrap import unwrap
 from specexact.torch.values import LogR, Special, unsupported

@@ -30,8 +30,16 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from specexact.numbers import ONE, ZERO
 from specexact.torch.noise import PendingRace, UniformRecord
-from specexact.torch.values import Special, Uninit, describe, unsupported
+from specexact.torch.values import (
+    Comparisons,
+    Special,
+    Uninit,
+    current_session,
+    describe,
+    unsupported,
+)
 
 __all__ = ["IDEALISED_RACE", "GridDraw", "Step", "race"]
 
@@ -40,8 +48,6 @@ IDEALISED_RACE = ("the split of a noise race among its drawn entries, as continu
                   "exponentials split it (which tokens can win, and the mass of its fixed "
                   "entries, are exact)")
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 _CMP: dict[str, Callable[[float, float], bool]] = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -58,7 +64,6 @@ class Step:
     the one the code's tensor takes.  ``name`` and ``const`` (the other operand's
     value at that element) say what the op is, for :func:`ideal`.
     """
-
     __slots__ = ("args", "const", "fn", "in_dtype", "in_shape", "name", "out_flat",
                  "point_args", "slot")
 
@@ -98,7 +103,7 @@ class Step:
         return out.reshape(values.shape[0], -1)[:, 0]
 
 
-class GridDraw:
+class GridDraw(Comparisons):
     """``f(g)`` for the grid draw ``g`` of ``rec``: ``f`` is ``steps`` applied in turn."""
 
     __slots__ = ("dtype", "rec", "steps")
@@ -190,26 +195,6 @@ class GridDraw:
         inside = _in_interval(rec, a, b, self.size)
         return (not inside) if op == "!=" else inside
 
-    def __lt__(self, other: Any) -> Any:
-        return self.compare("<", other)
-
-    def __le__(self, other: Any) -> Any:
-        return self.compare("<=", other)
-
-    def __gt__(self, other: Any) -> Any:
-        return self.compare(">", other)
-
-    def __ge__(self, other: Any) -> Any:
-        return self.compare(">=", other)
-
-    def __eq__(self, other: Any) -> Any:
-        return self.compare("==", other)
-
-    def __ne__(self, other: Any) -> Any:
-        return self.compare("!=", other)
-
-    __hash__ = object.__hash__
-
     def _no(self, *_: Any) -> Any:
         raise unsupported("this arithmetic on a torch.rand draw outside a torch op (read "
                           "into Python); dtype semantics evaluates draws only through ops")
@@ -285,7 +270,7 @@ def _below(x: Any, t: float, strict: bool, largest: bool) -> Fraction:
     """P(entry x loses to, or ties behind, the value t)."""
     if not isinstance(x, GridDraw):
         v = _range(x)[0]
-        return _ONE if _beats(t, v, strict, largest) else _ZERO
+        return ONE if _beats(t, v, strict, largest) else ZERO
     op = ("<" if strict else "<=") if largest else (">" if strict else ">=")
     a, b = x.count(op, t)
     return Fraction(b - a, x.size)
@@ -296,8 +281,6 @@ def race(row: list[Any], largest: bool) -> Any:
 
     See the module docstring for what is exact and what is idealised.
     """
-    from specexact.torch.session import current_session
-
     for i, x in enumerate(row):
         if isinstance(x, Special) and x.is_nan:
             return i  # torch returns the first nan (a draw is never nan: see ends())
@@ -313,20 +296,20 @@ def race(row: list[Any], largest: bool) -> Any:
                for i in range(n)]
     fixed = [not isinstance(x, GridDraw) or ranges[i][0] == ranges[i][1]
              for i, x in enumerate(row)]
-    masses: list[Fraction] = [_ZERO] * n
+    masses: list[Fraction] = [ZERO] * n
     for i in range(n):
         if fixed[i] and can_win[i]:
-            mass = _ONE
+            mass = ONE
             for j in range(n):
                 if j != i and mass:
                     mass *= _below(row[j], best[i], j < i, largest)
             masses[i] = mass
-    rest = _ONE - sum(masses, _ZERO)
+    rest = ONE - sum(masses, ZERO)
     draws = [i for i in range(n) if not fixed[i] and can_win[i]]
     recs: list[Any] = []
     if rest and draws:
         weights = {i: _ideal_weight(row[i], largest, recs) for i in draws}
-        total = sum(weights.values(), _ZERO)
+        total = sum(weights.values(), ZERO)
         if total <= 0:
             raise unsupported("a noise race whose drawn entries have no positive weight")
         for i in draws:
@@ -401,7 +384,7 @@ def _error_bound(row: list[Any], largest: bool, fixed: list[bool], draws: list[i
     sign = 1.0 if largest else -1.0
     count = _BUCKETS_SHORT if len(row) <= _LONG_ROW else _BUCKETS_LONG
     parts = [_buckets(x, fixed[i], sign, count) for i, x in enumerate(row)]
-    error = _ZERO
+    error = ZERO
     for i in draws:
         lo, hi, w = parts[i]
         low, high = w.copy(), w.copy()
@@ -411,13 +394,11 @@ def _error_bound(row: list[Any], largest: bool, fixed: list[bool], draws: list[i
                 high *= _cdf_bounds(lo_j, hi_j, w_j, hi, j < i)[1]
         lower = Fraction(float(low.sum() * (1 - _SLACK)))
         upper = Fraction(float(high.sum() * (1 + _SLACK)))
-        error += max(upper - masses[i], masses[i] - lower, _ZERO)
+        error += max(upper - masses[i], masses[i] - lower, ZERO)
     return error / 2
 
 
 def _ideal_weight(x: GridDraw, largest: bool, recs: list[Any]) -> Fraction:
-    from specexact.torch.session import current_session
-
     kind, value = ideal(x)
     if kind == "w/E" and largest:
         weight = value

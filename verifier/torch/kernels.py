@@ -14,9 +14,18 @@ from typing import Any
 import torch
 
 from specexact.exact.random_source import LazyToken
+from specexact.numbers import ONE, ZERO
 from specexact.torch.noise import LogE, Race, Scaled, Unif
 from specexact.torch.tensor import convert
-from specexact.torch.values import LogR, NanFlag, Special, Uninit, describe, unsupported
+from specexact.torch.values import (
+    LogR,
+    NanFlag,
+    Special,
+    Uninit,
+    current_session,
+    describe,
+    unsupported,
+)
 
 __all__ = [
     "abs_kernel",
@@ -45,9 +54,6 @@ __all__ = [
     "sqrt_scalar",
     "sub_kernel",
 ]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 def is_rational(x: Any) -> bool:
@@ -160,13 +166,13 @@ def exp_scalar(x: Any) -> Any:
         return x.r
     if is_rational(x):
         if x == 0:
-            return _ONE
+            return ONE
         raise unsupported(f"exp({x}): e to a nonzero rational is irrational (exp is exact "
                           "only on exact logs, e.g. logits that are log-probabilities)")
     if isinstance(x, Special):
         if x.is_nan or x.value > 0:
             return x
-        return _ZERO
+        return ZERO
     if isinstance(x, LogE):
         return x.exp()
     if isinstance(x, Uninit):
@@ -200,10 +206,8 @@ def log_uniform(x: Unif) -> Any:
     The grid uniform is idealised as continuous here: -log(u) of a 2**-K grid
     is an exponential only up to rounding of order 2**-K.
     """
-    from specexact.torch.session import current_session
-
     rec = x.rec
-    if (x.a, x.b) not in ((_ONE, _ZERO), (-_ONE, _ONE)):
+    if (x.a, x.b) not in ((ONE, ZERO), (-ONE, ONE)):
         raise unsupported(f"log({x!r}): only log(u) and log(1 - u) of a uniform are "
                           "modelled (as minus an exponential)")
     if rec.compared or rec.noise:
@@ -211,7 +215,7 @@ def log_uniform(x: Unif) -> Any:
                           "noise (the two uses are dependent)")
     rec.noise = True
     noise = current_session().new_noise(f"-log(u{rec.index})")
-    return Scaled(noise, -_ONE)
+    return Scaled(noise, -ONE)
 
 
 def neg_kernel(x: Any) -> Any:
@@ -241,7 +245,7 @@ def sqrt_scalar(x: Any) -> Any:
 
 
 def reciprocal_kernel(x: Any) -> Any:
-    return div_scalar(_ONE, x)
+    return div_scalar(ONE, x)
 
 
 def sign_kernel(x: Any) -> Any:

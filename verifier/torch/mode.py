@@ -1,23 +1,38 @@
-"""The torch function mode that routes every torch call to the exact op table."""
+"""The torch function mode that routes every torch call to the exact op table, and the
+session that installs it for one execution.
+
+The mode sits above the op table; the session's state (:mod:`.session`) sits below
+it, and the ops reach the execution in progress through
+:data:`~specexact.torch.values.session_var`, set here.
+"""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from specexact.errors import SpecexactError, describe_exception
+from specexact.exact.random_source import ExactRandom
 from specexact.torch.ops_elementwise import where
 from specexact.torch.ops_pyrandom import module_draws
 from specexact.torch.ops_shape import t_, write_into
 from specexact.torch.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES, SPELLINGS
+from specexact.torch.session import Session, UniformMode
 from specexact.torch.tensor import ExactTensor, as_exact
 from specexact.torch.unwrap import scripted_as_python
-from specexact.torch.values import unsupported
+from specexact.torch.values import (
+    Semantics,
+    rng_var,
+    semantics_var,
+    session_var,
+    unsupported,
+)
 
-__all__ = ["ExactMode"]
+__all__ = ["ExactMode", "session"]
 
 _AUGMENTED = {
     "__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div",
@@ -137,3 +152,28 @@ def _property(func: Any, args: Any) -> Any:
     if prop == "grad":
         return None
     raise unsupported(f"the Tensor attribute {prop}")
+
+
+@contextmanager
+def session(rng: ExactRandom, uniform: UniformMode,
+            provided: tuple[torch.Generator, ...] = (),
+            semantics: Semantics | None = None) -> Iterator[Session]:
+    """Install the exact mode for one execution (nested sessions are not allowed).
+
+    ``provided`` are the generators handed to the code (their streams are random).
+    ``semantics`` is ``"exact"`` unless given: callers that hand the code dtype
+    values (see :mod:`.api`) ask for ``"dtype"``.
+    """
+    chosen: Semantics = "exact" if semantics is None else semantics
+    s = Session(rng, uniform, provided, chosen)
+    token = rng_var.set(rng)
+    sem_token = semantics_var.set(chosen)
+    session_token = session_var.set(s)
+    try:
+        with ExactMode():
+            yield s
+    finally:
+        session_var.reset(session_token)
+        semantics_var.reset(sem_token)
+        rng_var.reset(token)
+        s.restore()

@@ -12,12 +12,16 @@ independent draws is modelled, as the categorical draw it is
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 from specexact.errors import UnsupportedOperation
 from specexact.exact.random_source import LazyToken, LazyUniform
+from specexact.numbers import ONE, ZERO
 from specexact.torch.values import (
+    Comparisons,
     LogR,
     Special,
     Uninit,
@@ -37,11 +41,6 @@ __all__ = [
     "Unif",
     "UniformRecord",
 ]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
-
-
 
 
 #: How a floor on a continuous uniform is idealised (the verdict quotes it).
@@ -66,12 +65,12 @@ class UniformRecord:
 _SWAP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
-class Unif:
+class Unif(Comparisons):
     """``a * g + b`` for the uniform ``g`` of ``rec`` (grid ``k/2**K`` or continuous)."""
 
     __slots__ = ("a", "b", "rec")
 
-    def __init__(self, rec: UniformRecord, a: Fraction = _ONE, b: Fraction = _ZERO) -> None:
+    def __init__(self, rec: UniformRecord, a: Fraction = ONE, b: Fraction = ZERO) -> None:
         self.rec = rec
         self.a = a
         self.b = b
@@ -90,28 +89,28 @@ class Unif:
 
     def floored(self, c: Fraction, grid_step: Fraction) -> bool:
         """Whether ``max(self, c)`` is idealised as ``self`` (see :data:`IDEALISED_FLOOR`)."""
-        return self.rec.bits is None and (self.a, self.b) == (_ONE, _ZERO) \
+        return self.rec.bits is None and (self.a, self.b) == (ONE, ZERO) \
             and 0 < c <= grid_step
 
-    def __add__(self, other: Any) -> Any:
+    def _shift(self, other: Any, sym: str, op: Callable[[Any, Any], Any],
+               special: Callable[[Special, Any], Any]) -> Any:
+        """``self + other`` or ``self - other`` (``op``; ``special`` is Special's reflected
+        op): the same uniform on both sides stays one affine uniform."""
         if self._pass(other):
             return other
         if isinstance(other, Special):
-            return other.__radd__(self)
+            return special(other, self)
         if isinstance(other, Unif) and other.rec is self.rec:
-            return Unif(self.rec, self.a + other.a, self.b + other.b)
-        return Unif(self.rec, self.a, self.b + self._const(other, "+"))
+            return Unif(self.rec, op(self.a, other.a), op(self.b, other.b))
+        return Unif(self.rec, self.a, op(self.b, self._const(other, sym)))
+
+    def __add__(self, other: Any) -> Any:
+        return self._shift(other, "+", operator.add, Special.__radd__)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Any:
-        if self._pass(other):
-            return other
-        if isinstance(other, Special):
-            return other.__rsub__(self)
-        if isinstance(other, Unif) and other.rec is self.rec:
-            return Unif(self.rec, self.a - other.a, self.b - other.b)
-        return Unif(self.rec, self.a, self.b - self._const(other, "-"))
+        return self._shift(other, "-", operator.sub, Special.__rsub__)
 
     def __rsub__(self, other: Any) -> Any:
         if self._pass(other):
@@ -162,7 +161,7 @@ class Unif:
         if isinstance(other, Unif):
             if other.rec is not self.rec:
                 raise unsupported("comparing two different torch.rand uniforms")
-            a, b, t = a - other.a, b - other.b, _ZERO
+            a, b, t = a - other.a, b - other.b, ZERO
         else:
             t = self._const(other, op)
         rec = self.rec
@@ -177,26 +176,6 @@ class Unif:
         if a < 0:
             op = _SWAP[op]
         return _grid_compare(rec, op, s)
-
-    def __lt__(self, other: Any) -> Any:
-        return self.compare("<", other)
-
-    def __le__(self, other: Any) -> Any:
-        return self.compare("<=", other)
-
-    def __gt__(self, other: Any) -> Any:
-        return self.compare(">", other)
-
-    def __ge__(self, other: Any) -> Any:
-        return self.compare(">=", other)
-
-    def __eq__(self, other: Any) -> Any:
-        return self.compare("==", other)
-
-    def __ne__(self, other: Any) -> Any:
-        return self.compare("!=", other)
-
-    __hash__ = object.__hash__
 
     def __float__(self) -> float:
         raise unsupported("float() of a torch.rand uniform (it has no single value)")
@@ -284,7 +263,35 @@ def _positive(x: Any) -> Fraction | None:
     return None
 
 
-class Scaled(_Noise):
+class _Multiple(_Noise):
+    """A noise entry with a rational coefficient, which multiplying or dividing by a
+    positive rational rescales."""
+
+    __slots__ = ()
+
+    #: How a refusal names the entry, before "by".
+    _NAME = ""
+
+    def _with(self, op: Callable[[Fraction, Fraction], Fraction], k: Fraction) -> Any:
+        """This entry with its coefficient ``op(coefficient, k)``."""
+        raise NotImplementedError
+
+    def _by(self, other: Any, verb: str) -> Fraction:
+        k = _positive(other)
+        if k is None:
+            raise _noise_misuse(f"{verb} {self._NAME}by {describe(other)}")
+        return k
+
+    def __mul__(self, other: Any) -> Any:
+        return self._with(operator.mul, self._by(other, "multiplying"))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Any:
+        return self._with(operator.truediv, self._by(other, "dividing"))
+
+
+class Scaled(_Multiple):
     """``c * E`` for the Exp(1) draw of ``rec`` (c a nonzero rational)."""
 
     __slots__ = ("c", "rec")
@@ -293,19 +300,8 @@ class Scaled(_Noise):
         self.rec = rec
         self.c = c
 
-    def __mul__(self, other: Any) -> Any:
-        k = _positive(other)
-        if k is None:
-            raise _noise_misuse(f"multiplying by {describe(other)}")
-        return Scaled(self.rec, self.c * k)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Any:
-        k = _positive(other)
-        if k is None:
-            raise _noise_misuse(f"dividing by {describe(other)}")
-        return Scaled(self.rec, self.c / k)
+    def _with(self, op: Callable[[Fraction, Fraction], Fraction], k: Fraction) -> Scaled:
+        return Scaled(self.rec, op(self.c, k))
 
     def __rtruediv__(self, other: Any) -> Any:
         # w / (c E) = (w / c) / E
@@ -385,7 +381,7 @@ class LogE(_Noise):
         return f"{self.loc} {sign} log E{self.rec.index}"
 
 
-class Race(_Noise):
+class Race(_Multiple):
     """``w / E``: in an argmax over a row of independent E, index i wins w.p. w_i / sum w.
 
     ``w`` may be negative (an unclamped residual): such an entry is negative, so it
@@ -398,19 +394,10 @@ class Race(_Noise):
         self.rec = rec
         self.w = w
 
-    def __mul__(self, other: Any) -> Any:
-        k = _positive(other)
-        if k is None:
-            raise _noise_misuse(f"multiplying a race entry by {describe(other)}")
-        return Race(self.rec, self.w * k)
+    _NAME = "a race entry "
 
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Any:
-        k = _positive(other)
-        if k is None:
-            raise _noise_misuse(f"dividing a race entry by {describe(other)}")
-        return Race(self.rec, self.w / k)
+    def _with(self, op: Callable[[Fraction, Fraction], Fraction], k: Fraction) -> Race:
+        return Race(self.rec, op(self.w, k))
 
     def log(self) -> Any:
         if self.w == 0:

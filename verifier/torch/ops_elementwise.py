@@ -36,6 +36,7 @@ from specexact.torch.kernels import (
     sub_kernel,
 )
 from specexact.torch.noise import IDEALISED_FLOOR, Unif
+from specexact.torch.ops_shape import nonzero
 from specexact.torch.tensor import (
     GRID_BITS,
     ExactTensor,
@@ -47,12 +48,9 @@ from specexact.torch.tensor import (
     result_dtype,
     scalar_operand,
 )
-from specexact.torch.values import Uninit, dtype_semantics, unsupported
+from specexact.torch.values import Uninit, current_session, dtype_semantics, unsupported
 
 __all__ = ["BINARY", "UNARY", "binary", "operand_array", "unary"]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 
 
 def operand_array(x: Any, dtype: torch.dtype) -> np.ndarray[Any, Any]:
@@ -284,7 +282,6 @@ def _floor_kernel(dtype: torch.dtype) -> Callable[[Any, Any], Any]:
 
     def kernel(a: Any, b: Any) -> Any:
         if isinstance(a, Unif) and isinstance(b, Fraction) and a.floored(b, step):
-            from specexact.torch.session import current_session
             current_session().idealised.add(IDEALISED_FLOOR)
             return a
         return maximum_scalar(a, b)
@@ -315,7 +312,6 @@ def clamp_max(input: Any, max: Any) -> ExactTensor:
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if input is None and other is None:
-        from specexact.torch.ops_shape import nonzero
         return nonzero(condition, as_tuple=True)
     cond = as_exact(condition)
     dt = result_dtype(input, other)

@@ -39,15 +39,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from specexact.numbers import ONE
 from specexact.torch.noise import Unif
-from specexact.torch.session import current_session
 from specexact.torch.tensor import ExactTensor, as_exact, make, read_scalar
-from specexact.torch.values import FixedRandomness, unsupported
+from specexact.torch.values import FixedRandomness, current_session, unsupported
 
 __all__ = ["module_draws"]
 
 _BITS = 53  # random.random() and numpy's float64 draws: k / 2**53
-_ONE = Fraction(1)
 
 
 class _Draws:
@@ -87,7 +86,7 @@ class _Draws:
         if n <= 0:
             msg = f"an empty range (size {n}) to draw from"
             raise ValueError(msg)
-        return int(current_session().rng.categorical([_ONE] * n).value())
+        return int(current_session().rng.categorical([ONE] * n).value())
 
     def pick(self, module: str, bounds: Sequence[Fraction]) -> int:
         """The first index whose bound exceeds a fresh uniform (the last when none does)."""

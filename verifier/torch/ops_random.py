@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from specexact.numbers import ONE, ZERO
 from specexact.torch.noise import Scaled, Unif
 from specexact.torch.ops_shape import size_args
-from specexact.torch.session import current_session
 from specexact.torch.tensor import (
     ExactTensor,
     as_exact,
@@ -32,17 +32,13 @@ from specexact.torch.values import (
     LogR,
     Special,
     Uninit,
-    UninitialisedRead,
+    current_session,
     describe,
     unsupported,
     user_location,
 )
 
 __all__ = ["RANDOM", "REFUSED"]
-
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
-
 
 
 def _fill(shape: tuple[int, ...], values: list[Any], dtype: torch.dtype) -> ExactTensor:
@@ -55,7 +51,7 @@ def _fill(shape: tuple[int, ...], values: list[Any], dtype: torch.dtype) -> Exac
 
 
 def _uniforms(shape: tuple[int, ...], dtype: torch.dtype, generator: Any,
-              a: Fraction = _ONE, b: Fraction = _ZERO) -> ExactTensor:
+              a: Fraction = ONE, b: Fraction = ZERO) -> ExactTensor:
     s = current_session()
     if not is_float(dtype):
         raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dtype}'")
@@ -108,7 +104,7 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     low, high = as_int(kwargs.get("low", low)), as_int(kwargs.get("high", high))
     s = current_session()
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    weights = [_ONE] * (high - low)
+    weights = [ONE] * (high - low)
     toks = s.draw(generator, ("randint", low, high), n,
                   lambda: s.rng.categorical(weights))
     vals = toks if low == 0 else [t + low for t in toks]
@@ -120,8 +116,7 @@ def _weights(row: list[Any]) -> list[Fraction]:
     out = []
     for x in row:
         if isinstance(x, Uninit):
-            raise UninitialisedRead(f"value read from {x.origin} was never written "
-                                    f"(used as a multinomial weight at {user_location()})")
+            raise x.read("used as a multinomial weight")
         if isinstance(x, Special):
             raise RuntimeError(f"probability tensor contains either `inf`, `nan` or element "
                                f"< 0 ({x.value} from {x.origin}, at {user_location()})")
@@ -173,7 +168,7 @@ def _sample(weights: list[Fraction], n: int, replacement: bool) -> list[Any]:
         if j < n - 1:
             # Later draws exclude this id: its value decides their weights.
             v = token.value()
-            left[v] = _ZERO
+            left[v] = ZERO
             out.append(v)
         else:
             out.append(token)

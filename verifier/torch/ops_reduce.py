@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from specexact.numbers import ZERO
 from specexact.torch import grid, realops
 from specexact.torch.kernels import div_scalar, exp_scalar, log_scalar
 from specexact.torch.noise import LogE, NoiseRecord, Opaque, PendingRace, Race, Scaled
+from specexact.torch.ops_elementwise import maximum, minimum
 from specexact.torch.tensor import (
     ExactTensor,
     as_exact,
@@ -34,8 +36,6 @@ from specexact.torch.tensor import (
 from specexact.torch.values import Special, Uninit, dtype_semantics, unsupported
 
 __all__ = ["REDUCE"]
-
-_ZERO = Fraction(0)
 
 
 def _axis(t: ExactTensor, dim: Any) -> int:
@@ -87,7 +87,7 @@ def _build_rows(rows: list[list[Any]], rest: tuple[int, ...], dtype: torch.dtype
 
 
 def _sum_row(row: list[Any], float_out: bool) -> Any:
-    total: Any = _ZERO if float_out else 0
+    total: Any = ZERO if float_out else 0
     for x in row:
         total = total + (int(x) if isinstance(x, bool) else x)
     return total
@@ -181,7 +181,7 @@ def race(row: list[Any], largest: bool) -> Any:
         if isinstance(x, Special) and x.is_nan:
             return row.index(x)
         if isinstance(x, Special) and x.value == (-np.inf if largest else np.inf):
-            weights.append(_ZERO)
+            weights.append(ZERO)
             continue
         if largest and isinstance(x, Race):
             w = x.w
@@ -200,7 +200,7 @@ def race(row: list[Any], largest: bool) -> Any:
         weights.append(w)
     if any(w > 0 for w in weights):
         # Entries w / E with w <= 0 are <= 0 < any positive one: they never win.
-        return PendingRace(recs, [max(w, _ZERO) for w in weights])
+        return PendingRace(recs, [max(w, ZERO) for w in weights])
     # No positive entry: the first exact 0 (w = 0) beats negatives and -inf, as torch's
     # argmax takes the first maximum; a row of -inf gives index 0.
     zeros = [i for i, x in enumerate(row) if not isinstance(x, Special) and weights[i] == 0]
@@ -236,7 +236,6 @@ def _maxfn(largest: bool) -> Callable[..., Any]:
     def fn(input: Any, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
         t = as_exact(input)
         if isinstance(dim, torch.Tensor):
-            from specexact.torch.ops_elementwise import maximum, minimum
             return (maximum if largest else minimum)(t, dim)
         rows, rest, d = _rows(t, dim)
         idx = [_arg(r, largest) for r in rows]
@@ -359,7 +358,7 @@ def _softmax_row(row: list[Any], log: bool) -> list[Any]:
     top = row[_best(row, True)]
     shifted = [x - top for x in row]
     exps = [exp_scalar(x) for x in shifted]
-    total: Any = _ZERO
+    total: Any = ZERO
     for e in exps:
         total = total + e
     if log:
@@ -419,7 +418,7 @@ def logsumexp(input: Any, dim: Any = None, keepdim: bool = False, *, out: Any = 
         if isinstance(top, Special):
             values.append(top)  # nan, +inf, or every entry -inf
             continue
-        total: Any = _ZERO
+        total: Any = ZERO
         for x in row:
             total = total + exp_scalar(x - top)
         values.append(log_scalar(total) + top)

@@ -1,4 +1,4 @@
-"""One exact execution of torch code: the random source, generator streams, the mode.
+"""One exact execution of torch code: the random source and the generator streams.
 
 Every draw from a ``torch.Generator`` (the global one included) is a slot of
 that generator's stream for its current seed.  Re-seeding a generator to a
@@ -10,26 +10,23 @@ use of torch's global random state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any, Literal
 
 import torch
 
 from specexact.exact.random_source import ExactRandom
+from specexact.torch.grid import GridDraw, Step
 from specexact.torch.noise import NoiseRecord, Unif, UniformRecord
 from specexact.torch.tensor import GRID_BITS
 from specexact.torch.values import (
     FixedRandomness,
     Semantics,
-    rng_var,
-    semantics_var,
     unsupported,
 )
 
-__all__ = ["IDEALISED_DRAWS", "Session", "UniformMode", "current_session", "default_semantics",
-           "session"]
+__all__ = ["IDEALISED_DRAWS", "Session", "UniformMode", "default_semantics"]
 
 UniformMode = Literal["dtype", "continuous"]
 
@@ -46,14 +43,6 @@ def default_semantics(uniform: UniformMode) -> Semantics:
     """The semantics that goes with a uniform: the dtype's grid with the dtype's
     arithmetic, the continuous (ideal) uniform with exact rationals."""
     return "dtype" if uniform == "dtype" else "exact"
-
-_CURRENT: list[Session] = []
-
-
-def current_session() -> Session:
-    if not _CURRENT:
-        raise RuntimeError("no exact torch session is active")
-    return _CURRENT[-1]
 
 
 class _Stream:
@@ -210,7 +199,6 @@ class Session:
         """The element a draw of ``torch.rand`` (scaled to ``[b, a + b)``) puts in a tensor:
         in dtype semantics on a grid, the draw as the dtype computes with it."""
         if self.semantics == "dtype" and rec.bits is not None:
-            from specexact.torch.grid import GridDraw, Step
             draw = GridDraw(rec, dtype)
             if (a, b) == (1, 0):
                 return draw
@@ -255,30 +243,3 @@ def _fresh_state(seed: int) -> torch.Tensor:
         gen.manual_seed(seed)
         state = _FRESH[seed] = gen.get_state()
     return state
-
-
-@contextmanager
-def session(rng: ExactRandom, uniform: UniformMode,
-            provided: tuple[torch.Generator, ...] = (),
-            semantics: Semantics | None = None) -> Iterator[Session]:
-    """Install the exact mode for one execution (nested sessions are not allowed).
-
-    ``provided`` are the generators handed to the code (their streams are random).
-    ``semantics`` is ``"exact"`` unless given: callers that hand the code dtype
-    values (see :mod:`.api`) ask for ``"dtype"``.
-    """
-    from specexact.torch.mode import ExactMode
-
-    chosen: Semantics = "exact" if semantics is None else semantics
-    s = Session(rng, uniform, provided, chosen)
-    token = rng_var.set(rng)
-    sem_token = semantics_var.set(chosen)
-    _CURRENT.append(s)
-    try:
-        with ExactMode():
-            yield s
-    finally:
-        _CURRENT.pop()
-        semantics_var.reset(sem_token)
-        rng_var.reset(token)
-        s.restore()

@@ -41,8 +41,9 @@ from specexact.distribution import InvalidToken
 from specexact.errors import InvalidArgument
 from specexact.exact.random_source import ExactRandom
 from specexact.torch.api import check_semantics, check_uniform, dtype_rows, emitted, torch_dtype
+from specexact.torch.mode import session
 from specexact.torch.realops import from_real
-from specexact.torch.session import UniformMode, session
+from specexact.torch.session import UniformMode
 from specexact.torch.tensor import ExactTensor, as_exact, make
 from specexact.torch.unwrap import positional_arity, unwrap
 from specexact.torch.values import LogR, Semantics, Special

@@ -27,7 +27,6 @@ from specexact.torch.values import (
     NonFiniteValue,
     Special,
     Uninit,
-    UninitialisedRead,
     describe,
     unsupported,
     user_location,
@@ -54,7 +53,6 @@ __all__ = [
 GRID_BITS: dict[torch.dtype, int] = {torch.float32: 24, torch.float64: 53,
                                      torch.bfloat16: 8, torch.float16: 11}
 
-_ZERO = Fraction(0)
 _CPU = torch.device("cpu")  # made at import: under the exact mode it would be intercepted
 
 
@@ -377,8 +375,7 @@ def read_scalar(x: Any, what: str) -> Any:
     if isinstance(x, PendingRace):
         return x.force()
     if isinstance(x, Uninit):
-        raise UninitialisedRead(f"value read from {x.origin} was never written "
-                                f"(read by {what} at {user_location()})")
+        raise x.read(f"read by {what}")
     if isinstance(x, Special):
         raise NonFiniteValue(f"{x.value} that arose from {x.origin} reached {what} "
                              f"at {user_location()}")

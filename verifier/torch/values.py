@@ -27,12 +27,17 @@ import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from specexact.errors import SamplerFailure, UnsupportedOperation
 from specexact.exact.random_source import ExactRandom, LazyToken
+from specexact.numbers import ONE, ZERO
+
+if TYPE_CHECKING:
+    from specexact.torch.session import Session
 
 __all__ = [
+    "Comparisons",
     "FixedRandomness",
     "LogR",
     "NanFlag",
@@ -42,17 +47,17 @@ __all__ = [
     "Uninit",
     "UninitialisedRead",
     "current_rng",
+    "current_session",
     "describe",
     "dtype_semantics",
     "is_exact_scalar",
     "rng_var",
     "semantics_var",
+    "session_var",
     "unsupported",
     "user_location",
 ]
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -77,6 +82,19 @@ rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", defa
 
 def current_rng() -> ExactRandom | None:
     return rng_var.get()
+
+
+#: The execution in progress (set by :func:`specexact.torch.mode.session`): the ops,
+#: the grid and the kernels reach its streams and records through it, never by an
+#: import of the session's own module.
+session_var: ContextVar[Session | None] = ContextVar("specexact_torch_session", default=None)
+
+
+def current_session() -> Session:
+    s = session_var.get()
+    if s is None:
+        raise RuntimeError("no exact torch session is active")
+    return s
 
 
 #: How values are computed: ``"dtype"``, the number torch's CPU kernel returns in the
@@ -166,7 +184,36 @@ _FLOAT_CMP: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-class Special:
+class Comparisons:
+    """The six comparison operators of an element, each ``self.compare(op, other)``."""
+
+    __slots__ = ()
+
+    def compare(self, op: str, other: Any) -> Any:
+        raise NotImplementedError
+
+    def __lt__(self, other: Any) -> Any:
+        return self.compare("<", other)
+
+    def __le__(self, other: Any) -> Any:
+        return self.compare("<=", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self.compare(">", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self.compare(">=", other)
+
+    def __eq__(self, other: Any) -> Any:
+        return self.compare("==", other)
+
+    def __ne__(self, other: Any) -> Any:
+        return self.compare("!=", other)
+
+    __hash__ = object.__hash__
+
+
+class Special(Comparisons):
     """``inf``, ``-inf`` or ``nan``, with the op and line that produced it."""
 
     __slots__ = ("origin", "value")
@@ -203,7 +250,7 @@ class Special:
         if op == "/" and b == 0.0:
             value = math.copysign(math.inf, a) if a == a else math.nan
         elif op == "/" and math.isinf(b) and not math.isinf(a) and a == a:
-            return _ZERO  # finite / inf
+            return ZERO  # finite / inf
         else:
             value = fn(a, b)
         return Special.make(value, op, self)
@@ -241,7 +288,7 @@ class Special:
     def __abs__(self) -> Special:
         return Special(abs(self.value), self.origin)
 
-    def _cmp(self, other: Any, op: str) -> Any:
+    def compare(self, op: str, other: Any) -> Any:
         if isinstance(other, Uninit):
             return other
         if isinstance(other, Special):
@@ -252,25 +299,6 @@ class Special:
             return NotImplemented  # a uniform decides (noise refuses)
         return _FLOAT_CMP[op](self.value, o)
 
-    def __lt__(self, other: Any) -> Any:
-        return self._cmp(other, "<")
-
-    def __le__(self, other: Any) -> Any:
-        return self._cmp(other, "<=")
-
-    def __gt__(self, other: Any) -> Any:
-        return self._cmp(other, ">")
-
-    def __ge__(self, other: Any) -> Any:
-        return self._cmp(other, ">=")
-
-    def __eq__(self, other: Any) -> Any:
-        return self._cmp(other, "==")
-
-    def __ne__(self, other: Any) -> Any:
-        return self._cmp(other, "!=")
-
-    __hash__ = object.__hash__
 
     @property
     def is_nan(self) -> bool:
@@ -296,6 +324,11 @@ class Uninit:
     __lt__ = __le__ = __gt__ = __ge__ = _keep
     __eq__ = __ne__ = _keep  # type: ignore[assignment]
     __hash__ = object.__hash__
+
+    def read(self, use: str) -> UninitialisedRead:
+        """The finding of code reading this memory (``use``: how, e.g. ``"read by item"``)."""
+        return UninitialisedRead(f"value read from {self.origin} was never written "
+                                 f"({use} at {user_location()})")
 
     def __repr__(self) -> str:
         return f"<uninitialised from {self.origin}>"
@@ -326,7 +359,7 @@ class LogR:
 
     @staticmethod
     def of(r: Fraction) -> Any:
-        return _ZERO if r == 1 else LogR(r)
+        return ZERO if r == 1 else LogR(r)
 
     @staticmethod
     def ratio(x: Any) -> Fraction | None:
@@ -334,7 +367,7 @@ class LogR:
         if isinstance(x, LogR):
             return x.r
         if isinstance(x, (Fraction, int)) and not isinstance(x, bool) and x == 0:
-            return _ONE
+            return ONE
         return None
 
     def _log_operand(self, other: Any, op: str) -> Fraction:
@@ -379,7 +412,7 @@ class LogR:
         if m is None:
             raise unsupported(f"log({self.r}) * {describe(other)}: only integer multiples "
                               "of an exact log stay exact (temperature 1/m)")
-        return _ZERO if m == 0 else LogR.of(self.r ** m)
+        return ZERO if m == 0 else LogR.of(self.r ** m)
 
     __rmul__ = __mul__
 
