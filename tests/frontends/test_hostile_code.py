@@ -104,7 +104,7 @@ def test_sigterm_kills_the_whole_run_quietly(tmp_path):
                             stderr=subprocess.PIPE, text=True)
     time.sleep(3)
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143
     assert "Traceback" not in err and err.strip() == "specexact: interrupted"
     time.sleep(0.5)
