@@ -363,6 +363,18 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raise UsageError(msg)
 
 
+def _as_command(argv: Sequence[str]) -> int | None:
+    """As the ``specexact`` command: the exit code of the supervised run (or, in the
+    supervised child, of the worker); None to run in this process
+    (``SPECEXACT_NO_SUPERVISOR=1``)."""
+    _hypothesis_files_to_cache()
+    if WORKER_FD in os.environ:
+        return _run_as_worker(argv)
+    if os.environ.get("SPECEXACT_NO_SUPERVISOR"):
+        return None
+    return run_supervised(argv)
+
+
 def _run_as_worker(argv: Sequence[str]) -> int:
     """The supervised child: run the command, then hand the report and exit code to the
     supervisor (its own exit status means nothing to anyone)."""
@@ -427,11 +439,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     Python with ``argv``, it runs here.
     """
     if argv is None:  # run as the ``specexact`` command, not called from Python
-        _hypothesis_files_to_cache()
-        if WORKER_FD in os.environ:
-            return _run_as_worker(sys.argv[1:])
-        if not os.environ.get("SPECEXACT_NO_SUPERVISOR"):
-            return run_supervised(sys.argv[1:])
+        supervised = _as_command(sys.argv[1:])
+        if supervised is not None:
+            return supervised
     arguments = list(sys.argv[1:] if argv is None else argv)
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr
