@@ -11,7 +11,7 @@ from specexact.counterexamples import samplers
 from specexact.properties import search_sampler
 from specexact.properties.runner import KeyedDatabase
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def needle(p, q, rng):
@@ -26,7 +26,9 @@ SEARCH = {"seed": 1, "vocab_sizes": (2, 3)}
 
 def test_no_private_hypothesis_attribute_is_set() -> None:
     for folder in ("properties", "verifier"):
-        for path in (ROOT / folder).rglob("*.py"):
+        paths = list((ROOT / folder).rglob("*.py"))
+        assert paths, ROOT / folder
+        for path in paths:
             assert "_hypothesis_internal" not in path.read_text(), path
 
 
@@ -36,7 +38,7 @@ def test_failures_are_stored_under_the_rule_s_own_key() -> None:
     assert first.status == "fail"
     keys = list(db.data)
     assert keys, "the failure was not stored"
-    assert all(k.startswith(b"test_search_hypothesis_api.needle|") for k in keys)
+    assert all(k.startswith(f"{needle.__module__}.needle|".encode()) for k in keys)
     # Another rule sharing the database does not replay this rule's failure.
     again = search_sampler(samplers.textbook, seed=3, vocab_sizes=(2, 4), examples=20,
                            settings=settings(database=db, max_examples=20))
