@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from specexact.counterexamples.new_algorithms import GAP_RULES, multidraft_gaps
+from specexact.counterexamples.multidraft_optimal import GAP_RULES, multidraft_gaps
 
 CASES = [
     (("1/3", "1/3", "1/3"), ("1/2", "1/3", "1/6")),

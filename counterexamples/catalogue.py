@@ -21,7 +21,10 @@ from specexact.counterexamples import multidraft, pipeline_rules
 from specexact.counterexamples import samplers as s
 from specexact.counterexamples.crossvocab_rules import CROSSVOCAB_RULES
 from specexact.counterexamples.lookup import by_name
-from specexact.counterexamples.new_algorithms import ALGORITHM_SAMPLER_RULES, ALGORITHM_STEP_RULES
+from specexact.counterexamples.multidraft_optimal import (
+    ALGORITHM_SAMPLER_RULES,
+    ALGORITHM_STEP_RULES,
+)
 from specexact.counterexamples.processor_rules import PROCESSOR_RULES
 from specexact.counterexamples.steps import STEP_RULES
 from specexact.witness import SamplerWitness, StepWitness

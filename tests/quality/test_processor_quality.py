@@ -17,7 +17,7 @@ from specexact import (
     random_model_pair,
 )
 from specexact.counterexamples import get
-from specexact.counterexamples.new_algorithms import (
+from specexact.counterexamples.multidraft_optimal import (
     GAP_RULES,
     greedy_set_law,
     iid_set_law,
