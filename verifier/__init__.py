@@ -20,117 +20,242 @@ Every public name is re-exported here; import it from ``specexact``.
 
 from __future__ import annotations
 
-from specexact.crossvocab import (
-    CrossVocabEfficiency,
-    CrossVocabVerdict,
-    CrossVocabWitness,
-    VocabModel,
-    Vocabulary,
-    check_crossvocab_step,
-    crossvocab_efficiency,
-    crossvocab_law,
-    target_text_law,
-)
-from specexact.distribution import Distribution, InvalidToken, total_variation
-from specexact.errors import (
-    BudgetExceeded,
-    HiddenRandomness,
-    InvalidArgument,
-    InvalidDistribution,
-    InvalidInput,
-    InvalidOutput,
-    MissingDependency,
-    SamplerFailure,
-    SamplerRaised,
-    SpecexactError,
-    Undecided,
-    UnsupportedOperation,
-)
-from specexact.exact import (
-    Budget,
-    Comparison,
-    ExactRandom,
-    LazyToken,
-    LazyUniform,
-    SeededRandom,
-    Verdict,
-    check_sampler,
-    compare_laws,
-    enumerate_law,
-    format_table,
-    output_distribution,
-)
-from specexact.floats import FloatVerdict, check_floats, check_grid
-from specexact.frontends import (
-    AuditOptions,
-    AuditResult,
-    assert_crossvocab_preserves_target,
-    assert_preserves_target,
-    assert_step_preserves_target,
-)
-from specexact.numbers import as_distribution, to_fraction
-from specexact.statistical import (
-    NeededSamples,
-    Power,
-    StatisticalReport,
-    batched_chain_audit,
-    batched_statistical_audit,
-    samples_needed,
-    statistical_audit,
-    test_power,
-    torch_sampler,
-)
-from specexact.steps import (
-    BadWords,
-    CacheDivergence,
-    CachedModel,
-    ContextFreeModel,
-    DecodeComparison,
-    FrequencyPenalty,
-    LogitBias,
-    MinNewTokens,
-    NoRepeatNGram,
-    PresencePenalty,
-    ProcessorPipeline,
-    ProcessorsExhausted,
-    RaisingModel,
-    RandomModel,
-    RecordingModel,
-    RepetitionPenalty,
-    StepEfficiency,
-    StepVerdict,
-    Stopping,
-    TableModel,
-    TokenGrammar,
-    acceptance_upper_bound,
-    check_step,
-    compare_decodes,
-    decode_distribution,
-    draft_law_iid,
-    draft_law_without_replacement,
-    iid_acceptance,
-    iid_expected_tokens,
-    random_model_pair,
-    step_efficiency,
-    step_law,
-    target_distribution,
-)
-from specexact.symbolic import (
-    ProofResult,
-    StepProofResult,
-    StepRefutation,
-    prove,
-    prove_step,
-)
-from specexact.torch import (
-    assert_torch_preserves_target,
-    check_torch_sampler,
-    numpy_output_distribution,
-    torch_output_distribution,
-    torch_randomness_reason,
-    torch_step,
-)
-from specexact.uniform import Uniform
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from specexact.crossvocab import (
+        CrossVocabEfficiency,
+        CrossVocabVerdict,
+        CrossVocabWitness,
+        VocabModel,
+        Vocabulary,
+        check_crossvocab_step,
+        crossvocab_efficiency,
+        crossvocab_law,
+        target_text_law,
+    )
+    from specexact.distribution import Distribution, InvalidToken, total_variation
+    from specexact.errors import (
+        BudgetExceeded,
+        HiddenRandomness,
+        InvalidArgument,
+        InvalidDistribution,
+        InvalidInput,
+        InvalidOutput,
+        MissingDependency,
+        SamplerFailure,
+        SamplerRaised,
+        SpecexactError,
+        Undecided,
+        UnsupportedOperation,
+    )
+    from specexact.exact import (
+        Budget,
+        Comparison,
+        ExactRandom,
+        LazyToken,
+        LazyUniform,
+        SeededRandom,
+        Verdict,
+        check_sampler,
+        compare_laws,
+        enumerate_law,
+        format_table,
+        output_distribution,
+    )
+    from specexact.floats import FloatVerdict, check_floats, check_grid
+    from specexact.frontends import (
+        AuditOptions,
+        AuditResult,
+        assert_crossvocab_preserves_target,
+        assert_preserves_target,
+        assert_step_preserves_target,
+    )
+    from specexact.numbers import as_distribution, to_fraction
+    from specexact.statistical import (
+        NeededSamples,
+        Power,
+        StatisticalReport,
+        batched_chain_audit,
+        batched_statistical_audit,
+        samples_needed,
+        statistical_audit,
+        test_power,
+        torch_sampler,
+    )
+    from specexact.steps import (
+        BadWords,
+        CacheDivergence,
+        CachedModel,
+        ContextFreeModel,
+        DecodeComparison,
+        FrequencyPenalty,
+        LogitBias,
+        MinNewTokens,
+        NoRepeatNGram,
+        PresencePenalty,
+        ProcessorPipeline,
+        ProcessorsExhausted,
+        RaisingModel,
+        RandomModel,
+        RecordingModel,
+        RepetitionPenalty,
+        StepEfficiency,
+        StepVerdict,
+        Stopping,
+        TableModel,
+        TokenGrammar,
+        acceptance_upper_bound,
+        check_step,
+        compare_decodes,
+        decode_distribution,
+        draft_law_iid,
+        draft_law_without_replacement,
+        iid_acceptance,
+        iid_expected_tokens,
+        random_model_pair,
+        step_efficiency,
+        step_law,
+        target_distribution,
+    )
+    from specexact.symbolic import (
+        ProofResult,
+        StepProofResult,
+        StepRefutation,
+        prove,
+        prove_step,
+    )
+    from specexact.torch import (
+        assert_torch_preserves_target,
+        check_torch_sampler,
+        numpy_output_distribution,
+        torch_output_distribution,
+        torch_randomness_reason,
+        torch_step,
+    )
+    from specexact.uniform import Uniform
+
+#: Where each public name lives.  ``import specexact`` imports none of them: a name is
+#: imported on first use (PEP 562), so the command's supervising process and
+#: ``import specexact`` stay light.
+_HOMES: dict[str, str] = {
+    "AuditOptions": "specexact.frontends",
+    "AuditResult": "specexact.frontends",
+    "BadWords": "specexact.steps",
+    "Budget": "specexact.exact",
+    "BudgetExceeded": "specexact.errors",
+    "CacheDivergence": "specexact.steps",
+    "CachedModel": "specexact.steps",
+    "Comparison": "specexact.exact",
+    "ContextFreeModel": "specexact.steps",
+    "CrossVocabEfficiency": "specexact.crossvocab",
+    "CrossVocabVerdict": "specexact.crossvocab",
+    "CrossVocabWitness": "specexact.crossvocab",
+    "DecodeComparison": "specexact.steps",
+    "Distribution": "specexact.distribution",
+    "ExactRandom": "specexact.exact",
+    "FloatVerdict": "specexact.floats",
+    "FrequencyPenalty": "specexact.steps",
+    "HiddenRandomness": "specexact.errors",
+    "InvalidArgument": "specexact.errors",
+    "InvalidDistribution": "specexact.errors",
+    "InvalidInput": "specexact.errors",
+    "InvalidOutput": "specexact.errors",
+    "InvalidToken": "specexact.distribution",
+    "LazyToken": "specexact.exact",
+    "LazyUniform": "specexact.exact",
+    "LogitBias": "specexact.steps",
+    "MinNewTokens": "specexact.steps",
+    "MissingDependency": "specexact.errors",
+    "NeededSamples": "specexact.statistical",
+    "NoRepeatNGram": "specexact.steps",
+    "Power": "specexact.statistical",
+    "PresencePenalty": "specexact.steps",
+    "ProcessorPipeline": "specexact.steps",
+    "ProcessorsExhausted": "specexact.steps",
+    "ProofResult": "specexact.symbolic",
+    "RaisingModel": "specexact.steps",
+    "RandomModel": "specexact.steps",
+    "RecordingModel": "specexact.steps",
+    "RepetitionPenalty": "specexact.steps",
+    "SamplerFailure": "specexact.errors",
+    "SamplerRaised": "specexact.errors",
+    "SeededRandom": "specexact.exact",
+    "SpecexactError": "specexact.errors",
+    "StatisticalReport": "specexact.statistical",
+    "StepEfficiency": "specexact.steps",
+    "StepProofResult": "specexact.symbolic",
+    "StepRefutation": "specexact.symbolic",
+    "StepVerdict": "specexact.steps",
+    "Stopping": "specexact.steps",
+    "TableModel": "specexact.steps",
+    "TokenGrammar": "specexact.steps",
+    "Undecided": "specexact.errors",
+    "Uniform": "specexact.uniform",
+    "UnsupportedOperation": "specexact.errors",
+    "Verdict": "specexact.exact",
+    "VocabModel": "specexact.crossvocab",
+    "Vocabulary": "specexact.crossvocab",
+    "acceptance_upper_bound": "specexact.steps",
+    "as_distribution": "specexact.numbers",
+    "assert_crossvocab_preserves_target": "specexact.frontends",
+    "assert_preserves_target": "specexact.frontends",
+    "assert_step_preserves_target": "specexact.frontends",
+    "assert_torch_preserves_target": "specexact.torch",
+    "batched_chain_audit": "specexact.statistical",
+    "batched_statistical_audit": "specexact.statistical",
+    "check_crossvocab_step": "specexact.crossvocab",
+    "check_floats": "specexact.floats",
+    "check_grid": "specexact.floats",
+    "check_sampler": "specexact.exact",
+    "check_step": "specexact.steps",
+    "check_torch_sampler": "specexact.torch",
+    "compare_decodes": "specexact.steps",
+    "compare_laws": "specexact.exact",
+    "crossvocab_efficiency": "specexact.crossvocab",
+    "crossvocab_law": "specexact.crossvocab",
+    "decode_distribution": "specexact.steps",
+    "draft_law_iid": "specexact.steps",
+    "draft_law_without_replacement": "specexact.steps",
+    "enumerate_law": "specexact.exact",
+    "format_table": "specexact.exact",
+    "iid_acceptance": "specexact.steps",
+    "iid_expected_tokens": "specexact.steps",
+    "numpy_output_distribution": "specexact.torch",
+    "output_distribution": "specexact.exact",
+    "prove": "specexact.symbolic",
+    "prove_step": "specexact.symbolic",
+    "random_model_pair": "specexact.steps",
+    "samples_needed": "specexact.statistical",
+    "statistical_audit": "specexact.statistical",
+    "step_efficiency": "specexact.steps",
+    "step_law": "specexact.steps",
+    "target_distribution": "specexact.steps",
+    "target_text_law": "specexact.crossvocab",
+    "test_power": "specexact.statistical",
+    "to_fraction": "specexact.numbers",
+    "torch_output_distribution": "specexact.torch",
+    "torch_randomness_reason": "specexact.torch",
+    "torch_sampler": "specexact.statistical",
+    "torch_step": "specexact.torch",
+    "total_variation": "specexact.distribution",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HOMES.get(name)
+    if home is None:
+        msg = f"module 'specexact' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "AuditOptions",

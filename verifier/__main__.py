@@ -1,7 +1,7 @@
-"""``python -m verifier`` is the ``specexact`` command."""
+"""``python -m specexact`` is the ``specexact`` command."""
 
 from __future__ import annotations
 
-from specexact.frontends.cli import main
+from specexact.supervise import command
 
-raise SystemExit(main())
+raise SystemExit(command())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
+from specexact.supervise import command
 
-from specexact.frontends.cli.main import main
-
-sys.exit(main())
+raise SystemExit(command())

@@ -11,7 +11,6 @@ import argparse
 import contextlib
 import difflib
 import importlib.metadata
-import io
 import json
 import os
 import re
@@ -24,7 +23,6 @@ from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
 from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.progress import configure as configure_progress
-from specexact.frontends.cli.supervise import WORKER_FD, run_supervised, send_result
 
 __all__ = ["build_parser", "main"]
 
@@ -363,29 +361,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raise UsageError(msg)
 
 
-def _as_command(argv: Sequence[str]) -> int | None:
-    """As the ``specexact`` command: the exit code of the supervised run (or, in the
-    supervised child, of the worker); None to run in this process
-    (``SPECEXACT_NO_SUPERVISOR=1``)."""
-    _hypothesis_files_to_cache()
-    if WORKER_FD in os.environ:
-        return _run_as_worker(argv)
-    if os.environ.get("SPECEXACT_NO_SUPERVISOR"):
-        return None
-    return run_supervised(argv)
-
-
-def _run_as_worker(argv: Sequence[str]) -> int:
-    """The supervised child: run the command, then hand the report and exit code to the
-    supervisor (its own exit status means nothing to anyone)."""
-    # A specexact the audited code starts is not a worker.
-    fd = int(os.environ.pop(WORKER_FD))
-    report = io.StringIO()
-    code = main(list(argv), out=report, err=sys.stderr)
-    send_result(fd, code, report.getvalue())
-    return code
-
-
 def _wants_json(argv: Sequence[str]) -> bool:
     return "--json" in argv
 
@@ -430,18 +405,15 @@ def _hypothesis_files_to_cache() -> None:
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
-    """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+    """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``) in this process; return
+    the exit code.
 
-    As the ``specexact`` command (``argv`` None), the work runs in a supervised child
-    process and this process only prints its report and sets the exit code
-    (:mod:`specexact.frontends.cli.supervise`), so the audited code cannot forge
-    either; ``SPECEXACT_NO_SUPERVISOR=1`` runs it in this process.  Called from
-    Python with ``argv``, it runs here.
+    The ``specexact`` command runs this in a supervised child process
+    (:func:`specexact.supervise.command`), so the audited code can forge neither the
+    report nor the exit code.
     """
     if argv is None:  # run as the ``specexact`` command, not called from Python
-        supervised = _as_command(sys.argv[1:])
-        if supervised is not None:
-            return supervised
+        _hypothesis_files_to_cache()
     arguments = list(sys.argv[1:] if argv is None else argv)
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr

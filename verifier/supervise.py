@@ -1,4 +1,8 @@
-"""The ``specexact`` command as a supervisor: the audited code cannot forge the result.
+"""The ``specexact`` command's entry point, a supervisor: the audited code cannot forge
+the result.
+
+This module imports nothing of specexact's own until it runs the command in the
+supervised child, so the supervising process stays light.
 
 The command runs itself again in a child process, in a session of its own, and
 the report and exit code travel back over a pipe only specexact writes to.  The
@@ -19,6 +23,7 @@ a verdict:
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -29,7 +34,14 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any, TextIO
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_OUTPUT", "WORKER_FD", "run_supervised", "send_result"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_OUTPUT",
+    "WORKER_FD",
+    "command",
+    "run_supervised",
+    "send_result",
+]
 
 #: The variable that tells the child which file descriptor carries its result.
 WORKER_FD = "SPECEXACT_RESULT_FD"
@@ -179,3 +191,22 @@ def _result(data: bytes) -> tuple[int, str] | None:
         return int(parsed["code"]), str(parsed["out"])
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def command() -> int:
+    """The ``specexact`` console script and ``python -m specexact``: supervise a child
+    that runs the command, or, in that child, run it and send the report."""
+    if os.environ.get("SPECEXACT_NO_SUPERVISOR"):  # one process (debugging specexact)
+        from specexact.frontends.cli.main import main
+
+        return main()
+    if WORKER_FD not in os.environ:
+        return run_supervised(sys.argv[1:])
+    # The supervised child.  A specexact the audited code starts is not a worker.
+    fd = int(os.environ.pop(WORKER_FD))
+    from specexact.frontends.cli.main import main
+
+    report = io.StringIO()
+    code = main(None, out=report, err=sys.stderr)
+    send_result(fd, code, report.getvalue())
+    return code
