@@ -1,25 +1,45 @@
-"""Symbolic proofs over the whole simplex: cost against V, and the targets of issue 5.
+"""Symbolic proofs over the whole simplex: cost against V, and the targets of issues 14 and 27.
 
-Run ``python benchmarks/bench_symbolic.py`` (``--max-vocab 4 --textbook-vocab
-6`` for a quicker run).  Prints, for each rule and vocabulary size, the
-verdict, the number of cases, the LP calls, the executions and the time: the
-textbook rule for V = 2..10 (target: V = 8 under 60 s), the LP backend
-against pure Fractions at one size, and the multi-draft rules at V = 3
-(proved only with the product certificates of nonlinear.py).  (There is no ratio to one
-numeric check: that check takes under a millisecond, so the ratio was noise.)
+Every figure is CPU s (see common.py) next to its target:
+
+* textbook rule (``u * q[x] < p[x]``), V = 2..10: V = 8 at most 60 CPU s
+  (issue 14), V = 10 at most 20 CPU s (issue 27);
+* the same rule spelled ``u < min(1, p[x] / q[x])``: at most 2x the cost of
+  the product spelling at the same V (issue 27: "equivalent spellings of one
+  rule should cost within 2x"), and at most 20 CPU s at V = 10 (issue 27).
+  V = 10 in this spelling ran past 22 min and 15 GB before issue 27, so the
+  default stops at V = 6; ``--spelling-vocab 10`` runs it;
+* the LPs of one textbook proof replayed on the installed rational backend
+  (gmpy2's mpq) and on pure Fractions (no target; issue 27 quotes 2.73 s
+  against 0.35 s at V = 6);
+* the lossless multi-draft rules at V = 3, proved only with the product
+  certificates of nonlinear.py (issue 14), and two wrong rules refuted;
+* step proofs (issue 14): the chain rule, gamma = 2, V = 2, horizon 3,
+  proved; gamma = 3 with the subtree merge against without it.
+
+(There is no ratio to one numeric check: that check takes under a
+millisecond, so the ratio was noise.)  Run from the repository root::
+
+    python benchmarks/bench_symbolic.py                 # everything, a few minutes
+    python benchmarks/bench_symbolic.py --quick         # each section at its smallest size
+    python benchmarks/bench_symbolic.py --steps         # step proofs only
+    python benchmarks/bench_symbolic.py --steps-large   # adds the V = 3 step proofs
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
+from unittest import mock
 
-from specexact.counterexamples import multidraft
-from specexact.counterexamples.samplers import naive_resample as naive_fallback
-from specexact.counterexamples.samplers import residual, textbook
-from specexact.modes.symbolic import prove
-from specexact.modes.symbolic.lp import backend, fraction_only, solve_lp
+from common import CLOCK, Figures, at_least, at_most, cpu_timer, equal_to
+
+from specexact import prove, prove_step
+from specexact.counterexamples import get
+
+# Internal: the exact simplex, patched to record a proof's LPs.  Its module is being
+# renamed; this is the one place to update.
+from specexact.modes.symbolic import lp
 
 
 def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
@@ -27,7 +47,7 @@ def textbook_ratio(p: list[Any], q: list[Any], rng: Any) -> Any:
     x = rng.categorical(q)
     if rng.random() < min(1, p[x] / q[x]):
         return x
-    r = residual(p, q)
+    r = [max(a - b, 0) for a, b in zip(p, q, strict=True)]
     total = sum(r)
     return rng.categorical([w / total for w in r])
 
@@ -38,7 +58,7 @@ def uniform_reuse(p: list[Any], q: list[Any], rng: Any) -> Any:
     x = rng.categorical(q)
     if u * q[x] < p[x]:
         return x
-    r = residual(p, q)
+    r = [max(a - b, 0) for a, b in zip(p, q, strict=True)]
     total = sum(r)
     cumulative: Any = 0
     last = 0
@@ -51,116 +71,160 @@ def uniform_reuse(p: list[Any], q: list[Any], rng: Any) -> Any:
     return last
 
 
-def _row(name: str, rule: Any, vocab_size: int) -> None:
-    start = time.perf_counter()
-    result = prove(rule, vocab_size)
-    seconds = time.perf_counter() - start
-    print(f"{name:16} V={vocab_size}  {result.status:8} cases={len(result.cases):3d} "
-          f"biased={len(result.refuting):3d} undecided={len(result.undecided):2d} "
-          f"LPs={result.lp_calls:5d} executions={result.executions:5d} "
-          f"time={seconds:7.2f}s")
-    if result.refuting and vocab_size <= 3:
-        case = result.refuting[0]
-        print("    first biased case:")
-        print("\n".join("    " + line for line in case.describe().splitlines()))
+TEXTBOOK_TARGETS = {8: at_most(60, source="issue 14"), 10: at_most(20, source="issue 27")}
+SPELLING_TARGET = at_most(20, source="issue 27")
 
 
-def _backends(vocab_size: int) -> None:
-    """The LPs of one textbook proof, replayed on the installed backend and on Fractions."""
-    from unittest import mock
-
-    import specexact.modes.symbolic.region as region
-
-    recorded: list[tuple[Any, ...]] = []
-    original = solve_lp
-
-    def recording(*args: Any) -> Any:
-        recorded.append(args)
-        return original(*args)
-
-    with mock.patch.object(region, "solve_lp", recording):
-        prove(textbook, vocab_size)
-    times = {}
-    for name in (backend(), "fractions.Fraction"):
-        start = time.perf_counter()
-        if name == "fractions.Fraction":
-            with fraction_only():
-                answers = [original(*args) for args in recorded]
-        else:
-            answers = [original(*args) for args in recorded]
-        times[name] = time.perf_counter() - start
-        if name == backend():
-            first = answers
-        elif answers != first:
-            raise AssertionError("the two backends disagree")  # never: both are exact
-    slow, fast = times["fractions.Fraction"], times[backend()]
-    print(f"textbook V={vocab_size}: its {len(recorded)} LPs replayed: {backend()} {fast:.2f}s, "
-          f"pure Fraction {slow:.2f}s (ratio {slow / fast:.2f}x)")
+def _proof(figures: Figures, label: str, rule: Any, vocab_size: int, *,
+           target: Any = None, expected: str | None = None) -> float:
+    """Prove one rule: its CPU s against ``target``, its verdict against ``expected``."""
+    with cpu_timer() as t:
+        result = prove(rule, vocab_size)
+    note = (f"{result.status}, {len(result.cases)} cases, {len(result.refuting)} biased, "
+            f"{len(result.undecided)} undecided, {result.lp_calls} LPs, "
+            f"{result.executions} executions")
+    figures.show(f"prove {label} V={vocab_size}", t.seconds, "CPU s", target, note)
+    if expected is not None:
+        figures.show(f"  verdict {label} V={vocab_size}", result.status, "",
+                     equal_to(expected, source="issue 14"))
+    return t.seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--max-vocab", type=int, default=5)
-    parser.add_argument("--textbook-vocab", type=int, default=10,
-                        help="largest V for the textbook rule (default 10)")
-    args = parser.parse_args()
-    print(f"LP backend: {backend()}")
-    print("textbook rule (u * q[x] < p[x]): case count against V (target: V=8 under 60 s)")
-    for v in range(2, args.textbook_vocab + 1):
-        _row("textbook", textbook, v)
-    _backends(4)
-    print("multi-draft rules at V=3 (nonlinear regions proved empty by product certificates):")
-    for name in ("multiround", "rrs_without_replacement", "spectr"):
-        _row(name, getattr(multidraft, name), 3)
-    print("textbook rule (u < min(1, p[x]/q[x])):")
-    for v in range(2, min(args.max_vocab, 4) + 1):
-        _row("textbook_ratio", textbook_ratio, v)
-    print("naive fallback (resample from p):")
-    for v in (2, 3):
-        _row("naive_fallback", naive_fallback, v)
-    print("one uniform reused for the test and the fallback (lossless at V=2):")
-    for v in (2, 3):
-        _row("uniform_reuse", uniform_reuse, v)
+def _size_target(targets: dict[int, Any], vocab_size: int, largest: int) -> Any:
+    """The target stated for this V; at the largest V run, the next one not run (unjudged)."""
+    if vocab_size in targets:
+        return targets[vocab_size]
+    above = [v for v in targets if v > largest]
+    if vocab_size == largest and above:
+        t = targets[min(above)]
+        return at_most(t.value, source=t.source, judged=False, size=f"V = {min(above)}")
+    return None
 
 
-def _step_row(label: str, name: str, vocab_size: int, horizon: int,
-              merge: bool = True) -> float:
-    from specexact.counterexamples.steps import get_step_rule
-    from specexact.modes.symbolic import prove_step
-
-    start = time.perf_counter()
-    result = prove_step(get_step_rule(name).rule, vocab_size, horizon, merge_subtrees=merge)
-    seconds = time.perf_counter() - start
-    print(f"{label:34} {result.status} states={result.states} cases={result.cases} "
-          f"regions={result.regions} LPs={result.lp_calls} executions={result.executions} "
-          f"time={seconds:.2f}s")
+def textbook_section(figures: Figures, largest: int) -> dict[int, float]:
+    print(f"textbook rule (u * q[x] < p[x]), V = 2..{largest}")
+    seconds = {}
+    for v in range(2, largest + 1):
+        seconds[v] = _proof(figures, "textbook", get("textbook").rule, v,
+                            target=_size_target(TEXTBOOK_TARGETS, v, largest))
     return seconds
 
 
-def step_proof_chain(large: bool = False) -> None:
-    """Issue 14: step proofs.  The chain rule, gamma = 2, V = 2, horizon 3, proved;
-    the subtree merge (paths past the horizon compared as one) against no merge, in
-    one run; with ``large``, the targets at V = 3 (a few minutes).
+def spelling_section(figures: Figures, largest: int, product: dict[int, float]) -> None:
+    print(f"\nthe same rule spelled u < min(1, p[x] / q[x]), V = 2..{largest}")
+    for v in range(2, largest + 1):
+        seconds = _proof(figures, "textbook (min spelling)", textbook_ratio, v,
+                         target=_size_target({10: SPELLING_TARGET}, v, largest))
+        if v not in product:
+            with cpu_timer() as t:
+                prove(get("textbook").rule, v)
+            product[v] = t.seconds
+        figures.show(f"  min spelling / product spelling V={v}", seconds / product[v], "x",
+                     at_most(2, source="issue 27") if v >= 4 else None,
+                     "" if v >= 4 else "V < 4: both under 0.2 CPU s, noise")
 
-    ``python benchmarks/bench_symbolic.py --steps`` prints these lines only
-    (``--steps-large`` adds V = 3).
-    """
-    _step_row("chain gamma=2 V=2 horizon=3:", "chain-gamma2", 2, 3)
-    merged = _step_row("chain gamma=3 V=2 horizon=3 merged:", "chain-gamma3", 2, 3)
-    unmerged = _step_row("  the same without the merge:", "chain-gamma3", 2, 3, merge=False)
-    print(f"  merge speed-up: {unmerged / merged:.1f}x")
+
+def lp_section(figures: Figures, vocab_size: int) -> None:
+    """The LPs of one textbook proof, replayed on the installed backend and on Fractions."""
+    recorded: list[tuple[Any, ...]] = []
+    solve = lp.solve_lp
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        recorded.append(args)
+        return solve(*args, **kwargs)
+
+    with mock.patch.object(lp, "solve_lp", recording):
+        prove(get("textbook").rule, vocab_size)
+    with cpu_timer() as fast:
+        answers = [solve(*args) for args in recorded]
+    with cpu_timer() as slow:
+        pure = [solve(*args, pure=True) for args in recorded]
+    if pure != answers:
+        raise SystemExit("the two LP backends disagree")  # never: both are exact
+    print(f"\nthe {len(recorded)} LPs of the textbook proof at V = {vocab_size}, replayed")
+    figures.show(f"LP replay V={vocab_size} on {lp.backend()}", fast.seconds)
+    figures.show(f"LP replay V={vocab_size} on fractions.Fraction", slow.seconds)
+    figures.show(f"  Fraction / {lp.backend()} V={vocab_size}", slow.seconds / fast.seconds,
+                 "x", note="issue 27 measured 7.8x at V = 6")
+
+
+def rules_section(figures: Figures, multidraft_vocab: int, quick: bool) -> None:
+    print(f"\nmulti-draft rules at V = {multidraft_vocab} "
+          "(nonlinear regions proved empty by product certificates)")
+    for name in ("multiround-k2", "rrs-k2", "spectr-rho-k2"):
+        _proof(figures, name, get(name).rule, multidraft_vocab, expected="proved")
+    print("\nwrong rules, refuted")
+    for v in (2,) if quick else (2, 3):
+        _proof(figures, "naive-resample", get("naive-resample").rule, v, expected="refuted")
+    # Lossless at V = 2, biased from V = 3.
+    _proof(figures, "uniform reuse", uniform_reuse, 2, expected="proved")
+    if not quick:
+        _proof(figures, "uniform reuse", uniform_reuse, 3, expected="refuted")
+
+
+def _step_proof(figures: Figures, label: str, name: str, vocab_size: int, horizon: int, *,
+                merge: bool = True, expected: str = "proved") -> float:
+    with cpu_timer() as t:
+        result = prove_step(get(name).rule, vocab_size, horizon, merge_subtrees=merge)
+    note = (f"{result.status}, {result.states} states, {result.cases} cases, "
+            f"{result.regions} regions, {result.lp_calls} LPs, {result.executions} executions")
+    figures.show(f"prove_step {label}", t.seconds, "CPU s", note=note)
+    figures.show(f"  verdict {label}", result.status, "", equal_to(expected, source="issue 14"))
+    return t.seconds
+
+
+def step_section(figures: Figures, *, quick: bool, large: bool) -> None:
+    """Issue 14: the chain rule, gamma = 2, V = 2, horizon 3, proved; the subtree merge
+    (paths past the horizon compared as one) against no merge, in one run; with
+    ``large``, the V = 3 proofs (a few minutes)."""
+    if quick:
+        print("\nstep proofs (chain gamma = 2, V = 2, horizon 2)")
+        merged = _step_proof(figures, "chain-gamma2 V=2 horizon=2 merged", "chain-gamma2", 2, 2)
+        unmerged = _step_proof(figures, "chain-gamma2 V=2 horizon=2 without the merge",
+                               "chain-gamma2", 2, 2, merge=False)
+    else:
+        print("\nstep proofs")
+        _step_proof(figures, "chain-gamma2 V=2 horizon=3", "chain-gamma2", 2, 3)
+        merged = _step_proof(figures, "chain-gamma3 V=2 horizon=3 merged", "chain-gamma3", 2, 3)
+        unmerged = _step_proof(figures, "chain-gamma3 V=2 horizon=3 without the merge",
+                               "chain-gamma3", 2, 3, merge=False)
+    figures.show("  merge speed-up (unmerged / merged)", unmerged / merged, "x",
+                 at_least(1, source="the merge must not cost"))
     if large:
-        _step_row("chain gamma=2 V=3 horizon=2:", "chain-gamma2", 3, 2)
-        _step_row("chain gamma=3 V=3 horizon=2:", "chain-gamma3", 3, 2)
-        _step_row("block-no-ptau V=3 horizon=2:", "block-no-ptau", 3, 2)
+        _step_proof(figures, "chain-gamma2 V=3 horizon=2", "chain-gamma2", 3, 2)
+        _step_proof(figures, "chain-gamma3 V=3 horizon=2", "chain-gamma3", 3, 2)
+        _step_proof(figures, "block-no-ptau V=3 horizon=2", "block-no-ptau", 3, 2,
+                    expected="refuted")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="every section once, at its smallest size (a few CPU s)")
+    parser.add_argument("--textbook-vocab", type=int, default=10,
+                        help="largest V for the textbook rule (default 10)")
+    parser.add_argument("--spelling-vocab", "--max-vocab", type=int, default=6,
+                        help="largest V for the min spelling (default 6; 10 is its target, "
+                             "more than 22 min and 15 GB before issue 27)")
+    parser.add_argument("--lp-vocab", type=int, default=6,
+                        help="V of the proof whose LPs are replayed (default 6)")
+    parser.add_argument("--steps", action="store_true", help="only the step proofs")
+    parser.add_argument("--steps-large", action="store_true",
+                        help="only the step proofs, with the V = 3 ones")
+    args = parser.parse_args(argv)
+    figures = Figures()
+    print(CLOCK)
+    print(f"LP backend: {lp.backend()}")
+    prove(get("textbook").rule, 2)  # import sympy and warm the caches, untimed
+    if not (args.steps or args.steps_large):
+        quick = args.quick
+        product = textbook_section(figures, 3 if quick else args.textbook_vocab)
+        spelling_section(figures, 4 if quick else args.spelling_vocab, product)
+        lp_section(figures, 3 if quick else args.lp_vocab)
+        rules_section(figures, 2 if quick else 3, quick)
+    step_section(figures, quick=args.quick, large=args.steps_large)
+    figures.close()
 
 
 if __name__ == "__main__":
-    import sys
-
-    if "--steps" in sys.argv or "--steps-large" in sys.argv:
-        step_proof_chain(large="--steps-large" in sys.argv)
-    else:
-        main()
-        print("step proofs:")
-        step_proof_chain()
+    main()
