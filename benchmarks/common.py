@@ -22,6 +22,7 @@ checks that shape.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import resource
 import time
 from collections.abc import Callable, Iterator
@@ -82,6 +83,10 @@ class Target:
     source: str = ""
     judged: bool = True
     size: str = ""
+
+    def elsewhere(self, size: str) -> Target:
+        """This target, stated at ``size``, shown next to a figure measured at another size."""
+        return dataclasses.replace(self, judged=False, size=size)
 
     def met(self, figure: Any) -> bool:
         if self.op == "<=":
