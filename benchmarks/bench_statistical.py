@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import CLOCK, Figures, at_least, at_most, cpu_timer, equal_to, timed
+from common import CLOCK, Figures, add_quick, at_least, at_most, cpu_timer, equal_to, timed
 
 from specexact import batched_chain_audit, batched_statistical_audit, statistical_audit
 
@@ -354,8 +354,7 @@ def main() -> None:
                         help="draws per case in those audits")
     parser.add_argument("--section", choices=("all", "per-call", "batched"), default="all")
     parser.add_argument("--record", action="store_true")
-    parser.add_argument("--quick", action="store_true",
-                        help="every section once, with few panels and draws (a few CPU s)")
+    add_quick(parser)
     args = parser.parse_args()
     if args.quick:
         args.reps, args.power_reps, args.batched_reps = 20, 2, 2

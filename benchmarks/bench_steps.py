@@ -55,7 +55,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from common import CLOCK, Figures, at_least, at_most, cpu_timer
+from common import CLOCK, Figures, add_quick, at_least, at_most, cpu_timer
 from naive_steps import naive_decode_distribution
 
 from specexact import Budget, RecordingModel, decode_distribution, random_model_pair
@@ -171,8 +171,7 @@ def growth(figures: Figures, quick: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="every section once, at its smallest size (a few CPU s)")
+    add_quick(parser)
     parser.add_argument("--large", action="store_true",
                         help="add the V = 8 comparison and the horizon-4 memory figure "
                              "(about 15 CPU min more)")

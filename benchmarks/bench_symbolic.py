@@ -33,7 +33,7 @@ import argparse
 from typing import Any
 from unittest import mock
 
-from common import CLOCK, Figures, at_least, at_most, cpu_timer, equal_to
+from common import CLOCK, Figures, add_quick, at_least, at_most, cpu_timer, equal_to
 
 from specexact import prove, prove_step
 from specexact.counterexamples import get
@@ -200,8 +200,7 @@ def step_section(figures: Figures, *, quick: bool, large: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="every section once, at its smallest size (a few CPU s)")
+    add_quick(parser)
     parser.add_argument("--textbook-vocab", type=int, default=10,
                         help="largest V for the textbook rule (default 10)")
     parser.add_argument("--spelling-vocab", "--max-vocab", type=int, default=8,

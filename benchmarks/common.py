@@ -22,12 +22,11 @@ checks that shape.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import resource
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["CLOCK", "Figures", "Target", "add_quick", "at_least", "at_most", "best_of",
@@ -86,7 +85,7 @@ class Target:
 
     def elsewhere(self, size: str) -> Target:
         """This target, stated at ``size``, shown next to a figure measured at another size."""
-        return dataclasses.replace(self, judged=False, size=size)
+        return replace(self, judged=False, size=size)
 
     def met(self, figure: Any) -> bool:
         if self.op == "<=":
