@@ -123,13 +123,15 @@ def measure_memory(vocab: int, gamma: int, horizon: int) -> dict[str, Any]:
     return figures
 
 
-def memory_figures(figures: Figures, vocab: int, gamma: int, horizon: int) -> None:
+def memory_figures(figures: Figures, vocab: int, gamma: int, horizon: int, *,
+                   judged: bool = True) -> None:
     m = measure_memory(vocab, gamma, horizon)
     label = f"V={vocab} gamma={gamma} horizon={horizon}"
     figures.show(f"{label} decode", m["seconds"], "CPU s",
                  note=f"{m['runs']} step runs, in a fresh process")
+    target = at_most(BYTES_PER_RUN, source="issue 10")
     figures.show(f"{label} peak RSS growth per step run", m["bytes_per_run"], "bytes",
-                 at_most(BYTES_PER_RUN, source="issue 10"),
+                 target if judged else target.elsewhere("horizon >= 3"),
                  f"{m['growth_kib'] / 1024:.1f} MiB over {m['runs']} runs")
 
 
@@ -201,9 +203,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.large:
             headline(figures, 8, 3, 4, judged=True)
 
+    # Horizon 2 (27k runs) fits in memory the interpreter already holds: its growth is
+    # 0 bytes, so the target is judged from horizon 3 (246k runs) on.
     print("\nMemory: peak RSS growth per step run (V = 8, gamma = 4)")
-    horizons = (2,) if args.quick else (2, 3, 4) if args.large else (2, 3)
-    for horizon in horizons:
+    if args.quick:
+        memory_figures(figures, 8, 4, 2, judged=False)
+    for horizon in () if args.quick else (3, 4) if args.large else (3,):
         memory_figures(figures, 8, 4, horizon)
 
     growth(figures, args.quick)
