@@ -33,7 +33,16 @@ import argparse
 from typing import Any
 from unittest import mock
 
-from common import CLOCK, Figures, add_quick, at_least, at_most, cpu_timer, equal_to
+from common import (
+    CLOCK,
+    Figures,
+    Target,
+    add_quick,
+    at_least,
+    at_most,
+    cpu_timer,
+    equal_to,
+)
 
 from specexact import prove, prove_step
 from specexact.counterexamples import get
@@ -77,7 +86,7 @@ SPELLING_TARGET = at_most(20, source="issue 27")
 
 
 def _proof(figures: Figures, label: str, rule: Any, vocab_size: int, *,
-           target: Any = None, expected: str | None = None) -> float:
+           target: Target | None = None, expected: str | None = None) -> float:
     """Prove one rule: its CPU s against ``target``, its verdict against ``expected``."""
     with cpu_timer() as t:
         result = prove(rule, vocab_size)
@@ -91,14 +100,14 @@ def _proof(figures: Figures, label: str, rule: Any, vocab_size: int, *,
     return t.seconds
 
 
-def _size_target(targets: dict[int, Any], vocab_size: int, largest: int) -> Any:
+def _size_target(targets: dict[int, Target], vocab_size: int, largest: int
+                 ) -> Target | None:
     """The target stated for this V; at the largest V run, the next one not run (unjudged)."""
     if vocab_size in targets:
         return targets[vocab_size]
     above = [v for v in targets if v > largest]
     if vocab_size == largest and above:
-        t = targets[min(above)]
-        return at_most(t.value, source=t.source, judged=False, size=f"V = {min(above)}")
+        return targets[min(above)].elsewhere(f"V = {min(above)}")
     return None
 
 
