@@ -38,9 +38,9 @@ V = 8, gamma = 4, horizon 5, about 14.5M runs, fits in a few GiB).
 
 Run from the repository root::
 
-    python benchmarks/bench_steps.py            # V = 5 headline, memory, growth (a few min)
-    python benchmarks/bench_steps.py --large    # adds V = 8 (about 10 CPU min) and
-                                                # the memory figure at horizon 4
+    python benchmarks/bench_steps.py            # V = 5 headline, memory, growth (1 CPU min)
+    python benchmarks/bench_steps.py --large    # adds V = 8 (about 3 CPU min) and
+                                                # the memory figure at horizon 4 (about 5)
     python benchmarks/bench_steps.py --quick    # each section at its smallest size
     python benchmarks/bench_steps.py --memory 8 4 4   # only the memory figure
 """
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     add_quick(parser)
     parser.add_argument("--large", action="store_true",
                         help="add the V = 8 comparison and the horizon-4 memory figure "
-                             "(about 15 CPU min more)")
+                             "(about 8 CPU min more)")
     parser.add_argument("--memory", nargs=3, type=int, metavar=("V", "GAMMA", "HORIZON"),
                         help="only print the memory figure of one case")
     parser.add_argument("--memory-child", nargs=3, type=int, help=argparse.SUPPRESS)
