@@ -15,6 +15,9 @@ Two baselines:
 For comparison we also time a naive replay enumerator that branches every
 categorical draw eagerly (no lazy tokens).
 
+Issue 27 adds: the textbook rule's exact enumeration at V = 3000 in at
+most 5 CPU s.  Every time is CPU s (common.py).
+
 Run: python benchmarks/bench_engine.py [--quick]
 """
 
@@ -22,16 +25,15 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
-import time
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import CLOCK, Figures, add_quick, at_most, best_of
 
 from specexact import Budget, SeededRandom, output_distribution
-from specexact.counterexamples.samplers import textbook
+from specexact.counterexamples import get
+
+textbook = get("textbook").rule
 
 
 class _Eager:
@@ -81,58 +83,64 @@ class FloatRandom:
         return self._random.random() < float(prob)
 
 
-def reference_seconds(p: list[Fraction], q: list[Fraction]) -> float:
-    start = time.perf_counter()
+def reference(p: list[Fraction], q: list[Fraction]) -> None:
+    """2V plain calls with the exact seeded source."""
     for seed in range(2 * len(p)):
         textbook(list(p), list(q), SeededRandom(seed))
-    return time.perf_counter() - start
 
 
-def lean_reference_seconds(p: list[Fraction], q: list[Fraction]) -> float:
-    start = time.perf_counter()
+def lean_reference(p: list[Fraction], q: list[Fraction]) -> None:
+    """1.5V plain calls with a float-driven source."""
     for seed in range(3 * len(p) // 2):
         textbook(list(p), list(q), FloatRandom(seed))
-    return time.perf_counter() - start
 
 
-def exact_seconds(sampler: Any, p: list[Fraction], q: list[Fraction]) -> float:
-    start = time.perf_counter()
+def exact(sampler: Any, p: list[Fraction], q: list[Fraction]) -> None:
     law = output_distribution(sampler, p, q, budget=Budget())
-    elapsed = time.perf_counter() - start
     assert law == p, "the textbook rule must preserve p"
-    return elapsed
 
 
-def best_of(n: int, fn: Any, *args: Any) -> float:
-    return min(fn(*args) for _ in range(n))
+# Targets by V: (exact / reference, exact / lean reference).
+RATIO_TARGETS = {200: (at_most(2, source="issue 2"), None),
+                 1000: (at_most(0.35, source="issue 10"), at_most(1.0, source="issue 10"))}
+LARGE_V, LARGE_TARGET = 3000, at_most(5, source="issue 27")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="skip V = 1000 and the naive run")
+    add_quick(parser)
     args = parser.parse_args()
-    sizes = (10, 50, 200) if args.quick else (10, 50, 200, 1000)
-    print(f"{'V':>5} {'reference 2V calls':>19} {'lean 1.5V calls':>16} {'exact':>9} "
-          f"{'/ reference':>12} {'/ lean':>7}")
-    ratios: dict[int, tuple[float, float]] = {}
+    figures = Figures()
+    print(CLOCK)
+    sizes = (10, 50) if args.quick else (10, 50, 200, 1000)
+    print("textbook rule, single position: exact enumeration against plain calls")
     for v in sizes:
         p, q = random_pair(v, v)
         repeats = 3 if v <= 200 else 1
-        ref = best_of(repeats, reference_seconds, p, q)
-        lean = best_of(repeats, lean_reference_seconds, p, q)
-        exact = best_of(repeats, exact_seconds, textbook, p, q)
-        ratios[v] = exact / ref, exact / lean
-        print(f"{v:>5} {ref:>18.4f}s {lean:>15.4f}s {exact:>8.4f}s "
-              f"{exact / ref:>11.2f}x {exact / lean:>6.2f}x", flush=True)
-    print(f"\nTarget (V = 200): exact <= 2x reference; measured {ratios[200][0]:.2f}x")
-    if 1000 in ratios:
-        print(f"Target (V = 1000): exact <= 0.35x reference, <= 1.0x lean reference; "
-              f"measured {ratios[1000][0]:.2f}x and {ratios[1000][1]:.2f}x")
-    if not args.quick:
-        p, q = random_pair(200, 200)
-        ref = best_of(3, reference_seconds, p, q)
-        eager = exact_seconds(naive_eager, p, q)
-        print(f"Naive enumerator without lazy draws (V = 200): {eager / ref:.1f}x reference")
+        ref = best_of(repeats, reference, p, q)
+        lean = best_of(repeats, lean_reference, p, q)
+        ex = best_of(repeats, exact, textbook, p, q)
+        ref_target, lean_target = RATIO_TARGETS.get(v, (None, None))
+        if args.quick:
+            ref_target = RATIO_TARGETS[200][0].elsewhere("V = 200")
+            lean_target = RATIO_TARGETS[1000][1].elsewhere("V = 1000")
+        figures.show(f"V={v} exact / reference (2V seeded calls)", ex / ref, "x", ref_target,
+                     f"exact {ex:.4f} CPU s, reference {ref:.4f} CPU s")
+        figures.show(f"V={v} exact / lean reference (1.5V float calls)", ex / lean, "x",
+                     lean_target, f"lean reference {lean:.4f} CPU s")
+
+    v = 200 if args.quick else LARGE_V
+    p, q = random_pair(v, v)
+    target = LARGE_TARGET if v == LARGE_V else LARGE_TARGET.elsewhere(f"V = {LARGE_V}")
+    figures.show(f"V={v} exact enumeration", best_of(1, exact, textbook, p, q), "CPU s", target)
+
+    v = 10 if args.quick else 200
+    p, q = random_pair(v, v)
+    ref = best_of(3, reference, p, q)
+    eager = best_of(1, exact, naive_eager, p, q)
+    figures.show(f"V={v} naive enumerator without lazy draws / reference", eager / ref, "x",
+                 note="for comparison; issue 2 measured 88x at V = 200")
+    figures.close()
 
 
 if __name__ == "__main__":
