@@ -48,10 +48,6 @@ import numpy as np
 from common import CLOCK, Figures, add_quick, at_least, at_most, cpu_timer, equal_to, timed
 
 from specexact import batched_chain_audit, batched_statistical_audit, statistical_audit
-
-# Internal: the panel and the decision of the statistical modes.  Their modules are
-# being renamed; this is the one place to update.
-from specexact.statistical.batched import DEFAULT_BATCHED_SAMPLES
 from specexact.statistical.audit import (
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
@@ -60,6 +56,10 @@ from specexact.statistical.audit import (
     default_panel,
     judge_counts,
 )
+
+# Internal: the panel and the decision of the statistical modes.  Their modules are
+# being renamed; this is the one place to update.
+from specexact.statistical.batched import DEFAULT_BATCHED_SAMPLES
 
 TV = 0.02
 

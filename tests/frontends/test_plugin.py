@@ -44,11 +44,16 @@ def hidden(p, q, rng):
 @pytest.fixture
 def rules(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
     pytester.makepyfile(rules=RULES)
-    # In-process runs may load a Hypothesis profile (--hypothesis-profile);
-    # it is global, so restore ours or later tests inherit max_examples=3.
+    # In-process runs may load a Hypothesis profile (--hypothesis-profile) or force a
+    # seed (--hypothesis-seed); both are global, so restore ours, or later tests inherit
+    # max_examples=3, or a forced seed that turns off every example database.
+    import hypothesis.core
+
     profile = settings.get_current_profile_name()
+    seed = hypothesis.core.global_force_seed
     yield pytester
     settings.load_profile(profile)
+    hypothesis.core.global_force_seed = seed
 
 
 def test_a_passing_sampler(rules):
