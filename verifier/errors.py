@@ -161,9 +161,24 @@ def raised_at(exc: BaseException) -> str | None:
     while tb is not None:
         filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
         if not any(filename.startswith(d + os.sep) for d in skipped):
-            found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+            found = f"{_shown(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
         tb = tb.tb_next
     return found
+
+
+def _shown(filename: str) -> str:
+    """The file as a report shows it: the bundled catalogue's rules by their place in the
+    package (``specexact/counterexamples/steps.py``), wherever it is installed, so that
+    reports do not depend on the install; any other file as the code named it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("specexact.counterexamples")
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        root = os.path.abspath(root)
+        if os.path.abspath(filename).startswith(root + os.sep):
+            relative = os.path.relpath(os.path.abspath(filename), root)
+            return "specexact/counterexamples/" + relative.replace(os.sep, "/")
+    return filename
 
 
 def describe_exception(exc: BaseException) -> str:
