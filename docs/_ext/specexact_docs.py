@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -168,11 +168,16 @@ class CatalogueDirective(SphinxDirective):
 
 
 def command_parser() -> argparse.ArgumentParser:
-    """The parser of the installed ``specexact`` command (found from its entry point)."""
+    """The parser of the installed ``specexact`` command.
+
+    The console script (found from its entry point) is the supervisor; the parser is
+    the CLI's that it runs (``specexact.frontends.cli.main.build_parser``).
+    """
     (script,) = entry_points(group="console_scripts", name="specexact")
-    main = script.load()
-    build: Callable[[], argparse.ArgumentParser] = sys.modules[main.__module__].build_parser
-    return build()
+    script.load()  # the command is installed
+    from specexact.frontends.cli.main import build_parser
+
+    return build_parser()
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
