@@ -156,29 +156,33 @@ def raised_at(exc: BaseException) -> str | None:
         path = getattr(module, "__file__", None)
         if path:
             skipped.append(os.path.dirname(os.path.abspath(path)))
+    catalogue = _catalogue_roots()
     found = None
     tb = exc.__traceback__
     while tb is not None:
         filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not any(filename.startswith(d + os.sep) for d in skipped):
-            found = f"{_shown(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+        in_catalogue = next((root for root in catalogue
+                             if filename.startswith(root + os.sep)), None)
+        if in_catalogue is not None:
+            # The bundled catalogue's rules are code under test, shown by their place in
+            # the package wherever it is installed (reports do not depend on the install).
+            relative = os.path.relpath(filename, in_catalogue).replace(os.sep, "/")
+            found = f"specexact/counterexamples/{relative}:{tb.tb_lineno}"
+        elif not any(filename.startswith(d + os.sep) for d in skipped):
+            found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
         tb = tb.tb_next
     return found
 
 
-def _shown(filename: str) -> str:
-    """The file as a report shows it: the bundled catalogue's rules by their place in the
-    package (``specexact/counterexamples/steps.py``), wherever it is installed, so that
-    reports do not depend on the install; any other file as the code named it."""
+def _catalogue_roots() -> list[str]:
+    """The folders ``specexact.counterexamples`` imports from (inside the package when
+    installed, beside it in an editable install)."""
     import importlib.util
 
     spec = importlib.util.find_spec("specexact.counterexamples")
-    for root in (spec.submodule_search_locations or []) if spec is not None else []:
-        root = os.path.abspath(root)
-        if os.path.abspath(filename).startswith(root + os.sep):
-            relative = os.path.relpath(os.path.abspath(filename), root)
-            return "specexact/counterexamples/" + relative.replace(os.sep, "/")
-    return filename
+    if spec is None:
+        return []
+    return [os.path.abspath(root) for root in (spec.submodule_search_locations or [])]
 
 
 def describe_exception(exc: BaseException) -> str:
