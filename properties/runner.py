@@ -426,9 +426,9 @@ def _unjudged_sizes(adapter: Adapter[C], run: SearchRun[C], low: int,
     shown = sizes_text(missing[0], missing[-1]) if missing == list(
         range(missing[0], missing[-1] + 1)) else ", ".join(map(str, missing))
     msg = (f"no exact case was judged at vocabulary size{'s' if len(missing) > 1 else ''} "
-           f"{shown}: a PASS needs at least {MIN_CASES_PER_SIZE} exact case at every size "
-           f"asked for ({sizes_text(low, high)}, {run.cases} exact cases in all); give more "
-           "--examples (examples=) or fewer vocabulary sizes")
+           f"{shown}, and a PASS needs at least {MIN_CASES_PER_SIZE} at every size asked "
+           f"for ({sizes_text(low, high)}; {run.cases} exact cases were judged in all); "
+           "give more --examples (examples=) or fewer vocabulary sizes")
     return Undecided(msg)
 
 
