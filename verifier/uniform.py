@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, final
+from typing import final
 
 from specexact.validation import check_integer, check_optional_integer, fail
 
@@ -77,20 +77,6 @@ class Uniform:
     def rechecked_on(cls, grids: Sequence[int]) -> Uniform:
         """The ideal uniform, each passing case run again on ``grids``."""
         return cls(None, tuple(grids))
-
-    @classmethod
-    def of(cls, value: Any) -> Uniform:
-        """A Uniform from itself, None (continuous) or a number of bits (a grid)."""
-        if isinstance(value, Uniform):
-            return value
-        if value is None:
-            return CONTINUOUS
-        check_integer(value, "uniform_bits", min_value=1)
-        return cls.grid(value)
-
-    @property
-    def is_grid(self) -> bool:
-        return self.bits is not None
 
     def without_rechecks(self) -> Uniform:
         return Uniform(self.bits)
