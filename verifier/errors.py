@@ -35,6 +35,7 @@ __all__ = [
     "Undecided",
     "UnsupportedOperation",
     "describe_exception",
+    "package_dirs",
     "raised_at",
 ]
 
@@ -156,13 +157,12 @@ def raised_at(exc: BaseException) -> str | None:
         path = getattr(module, "__file__", None)
         if path:
             skipped.append(os.path.dirname(os.path.abspath(path)))
-    catalogue = _catalogue_roots()
+    catalogue = package_dirs("specexact.counterexamples")
     found = None
     tb = exc.__traceback__
     while tb is not None:
         filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        in_catalogue = next((root for root in catalogue
-                             if filename.startswith(root + os.sep)), None)
+        in_catalogue = next((root for root in catalogue if filename.startswith(root)), None)
         if in_catalogue is not None:
             # The bundled catalogue's rules are code under test, shown by their place in
             # the package wherever it is installed (reports do not depend on the install).
@@ -174,15 +174,18 @@ def raised_at(exc: BaseException) -> str | None:
     return found
 
 
-def _catalogue_roots() -> list[str]:
-    """The folders ``specexact.counterexamples`` imports from (inside the package when
-    installed, beside it in an editable install)."""
+def package_dirs(*names: str) -> tuple[str, ...]:
+    """The folders the packages ``names`` import from (found without importing them),
+    each ending in a separator: ``specexact.counterexamples`` sits inside the package
+    when installed and beside it in an editable install."""
     import importlib.util
 
-    spec = importlib.util.find_spec("specexact.counterexamples")
-    if spec is None:
-        return []
-    return [os.path.abspath(root) for root in (spec.submodule_search_locations or [])]
+    dirs: list[str] = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        locations = () if spec is None else (spec.submodule_search_locations or ())
+        dirs.extend(os.path.abspath(location) + os.sep for location in locations)
+    return tuple(dirs)
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -33,7 +33,7 @@ from specexact.audit.options import (
     parse_integer,
     parse_vocab_sizes,
 )
-from specexact.audit.policy import audit, float_mode, kind_sizes
+from specexact.audit.policy import audit, float_mode
 from specexact.audit.render import model_lines, wrap
 from specexact.audit.report import counterexample_json, result_human, result_json
 from specexact.audit.signature import describe_arity_problem, describe_callable, detect_kind
@@ -63,7 +63,6 @@ __all__ = [
     "float_mode",
     "get_kind",
     "kind_of",
-    "kind_sizes",
     "model_lines",
     "parse_integer",
     "parse_vocab_sizes",

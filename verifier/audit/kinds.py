@@ -92,6 +92,10 @@ class Kind:
             return self.bits_mean(options.uniform_bits)
         return self.default_uniform if options.grid_check else CONTINUOUS
 
+    def sizes(self, options: AuditOptions) -> tuple[int, int]:
+        """The vocabulary sizes an audit of this kind judges: as given, else the kind's."""
+        return options.vocab_sizes or self.default_sizes
+
     def check_options(self, options: AuditOptions) -> None:
         """InvalidArgument naming an option given that does not apply to this kind."""
         for option, given in _KIND_OPTIONS.items():

@@ -47,7 +47,7 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
         raise InvalidArgument(problem)
     uniform = kind.uniform(opts)
     variants, note = _variants(fn, opts, uniform)
-    common: dict[str, Any] = {"vocab_sizes": kind_sizes(kind, opts), "seed": opts.seed,
+    common: dict[str, Any] = {"vocab_sizes": kind.sizes(opts), "seed": opts.seed,
                               "budget": opts.budget, "settings": opts.settings,
                               "progress": progress}
     if opts.examples is not None:
@@ -70,11 +70,6 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     found = Finding(kind.name, witness, result.verdict)
     return AuditResult(kind.name, label, opts, result.cases, found, covered, result.horizon,
                        result.minimality, mode)
-
-
-def kind_sizes(kind: Kind, options: AuditOptions) -> tuple[int, int]:
-    """The vocabulary sizes an audit of ``kind`` judges."""
-    return options.vocab_sizes or kind.default_sizes
 
 
 def float_mode(options: AuditOptions, uniform: Uniform) -> str:

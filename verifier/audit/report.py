@@ -49,7 +49,7 @@ def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
 def result_json(result: AuditResult) -> dict[str, Any]:
     """The ``--json`` object of ``specexact audit TARGET``."""
     kind = get_kind(result.kind)
-    low, high = result.options.vocab_sizes or kind.default_sizes
+    low, high = kind.sizes(result.options)
     data: dict[str, Any] = {
         "verdict": "pass" if result.passed else "fail",
         "target": result.name,

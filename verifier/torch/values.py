@@ -20,7 +20,6 @@ values; anything that would leave the exact world raises
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import sys
@@ -29,7 +28,7 @@ from contextvars import ContextVar
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from specexact.errors import SamplerFailure, UnsupportedOperation
+from specexact.errors import SamplerFailure, UnsupportedOperation, package_dirs
 from specexact.exact.random_source import ExactRandom, LazyToken
 from specexact.numbers import ONE, ZERO
 
@@ -61,20 +60,10 @@ __all__ = [
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _package_dirs(*names: str) -> tuple[str, ...]:
-    """The folders ``names`` import from (without importing them), each ending in a separator."""
-    dirs: list[str] = []
-    for name in names:
-        spec = importlib.util.find_spec(name)
-        locations = () if spec is None else (spec.submodule_search_locations or ())
-        dirs.extend(os.path.abspath(location) + os.sep for location in locations)
-    return tuple(dirs)
-
-
 #: specexact's packages: a frame there is not the code under test's; the bundled
 #: catalogue's rules are code under test, wherever the catalogue is installed.
-_OURS = _package_dirs("specexact", "specexact.properties")
-_CATALOGUE = _package_dirs("specexact.counterexamples")
+_OURS = package_dirs("specexact", "specexact.properties")
+_CATALOGUE = package_dirs("specexact.counterexamples")
 
 #: The exact random source of the execution in progress (set by the session).
 rng_var: ContextVar[ExactRandom | None] = ContextVar("specexact_torch_rng", default=None)
