@@ -69,6 +69,7 @@ class ExitReason(enum.Enum):
     found = "a case failed; it was shrunk"
     undecided = "too many cases were undecided to go on"
     out_of_time = "a case ran out of wall-clock time"
+    out_of_budget = "a case ran out of its counted budget (operations, executions, CPU)"
 
 
 @final
@@ -232,11 +233,13 @@ class _Checker(Generic[C]):
             self.undecided += 1
             if run.error is None:
                 run.error = exc
-            if isinstance(exc, BudgetExceeded) and exc.limit == "max_seconds":
-                # A case that ran out of wall-clock time usually means code that
-                # never ends; retrying on more cases would only multiply the wait.
+            if isinstance(exc, BudgetExceeded):
+                # A case that ran out of its budget (time, operations, executions)
+                # usually means code that never ends or a tree too large for the
+                # budget; retrying on more cases would only multiply the wait.
                 self.undecided = max(self.undecided, _UNDECIDED_LIMIT)
-                run.exit_reason = ExitReason.out_of_time
+                run.exit_reason = ExitReason.out_of_time if exc.limit == "max_seconds" \
+                    else ExitReason.out_of_budget
             elif self.exhausted:
                 run.exit_reason = ExitReason.undecided
             return None

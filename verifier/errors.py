@@ -111,19 +111,41 @@ class BudgetExceeded(Undecided):
     """An execution, choice or time budget ran out before enumeration finished."""
 
     def __init__(self, message: str, *, resolved_mass: Fraction = Fraction(0),
-                 limit: str | None = None) -> None:
+                 limit: str | None = None, path: Sequence[str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         #: Which Budget field ran out ("max_seconds", "max_executions", ...), if known.
         self.limit = limit
-        #: Total probability of the executions that did complete.
+        #: Total probability of the executions that did complete (the settled mass).
         self.resolved_mass = resolved_mass
+        #: The choices of the first execution not settled (None: not known).
+        self.path: tuple[str, ...] | None = None if path is None else tuple(path)
 
-    def __str__(self) -> str:
+    def settled(self) -> str:
+        """The settled mass in words: ``73.4% (367/500)``, the exact value when short."""
         mass = self.resolved_mass
         exact = str(mass)
-        shown = f"{exact} ~ {float(mass):.6g}" if len(exact) <= 40 else f"~ {float(mass):.12g}"
-        return f"{self.message} (probability mass resolved before stopping: {shown})"
+        try:
+            percent = f"{100 * float(mass):.4g}%"
+        except (TypeError, ValueError):
+            return exact
+        return f"{percent} ({exact})" if len(exact) <= 40 else percent
+
+    def __str__(self) -> str:
+        text = f"{self.message}; settled {self.settled()} of the probability mass"
+        if self.path is not None:
+            text += f"; first undecided path: {self.shown_path()}"
+        return text
+
+    def shown_path(self, head: int = 8, tail: int = 3) -> str:
+        """The first undecided path in words, its middle elided when it is long."""
+        path = self.path or ()
+        if not path:
+            return "the first execution"
+        if len(path) <= head + tail + 1:
+            return "; ".join(path)
+        return "; ".join((*path[:head], f"... ({len(path) - head - tail} more choices)",
+                          *path[-tail:]))
 
 
 class HiddenRandomness(Undecided):

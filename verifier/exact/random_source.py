@@ -749,8 +749,10 @@ class ExactRandom:
         self._draws += 1
         fast = _fast_weights(weights)
         if fast is not None:
+            self.chooser.charge(len(fast[0]))
             return LazyToken(self, self._draws, fast[0], fast[1])
         ws, total = _weights(weights, f"categorical draw #{self._draws}", self)
+        self.chooser.charge(len(ws))
         return LazyToken(self, self._draws, ws, total)
 
     def bernoulli(self, prob: Any) -> bool:

@@ -28,7 +28,8 @@ from typing import Any, Generic, NoReturn, TypeVar
 from specexact.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
 from specexact.validation import check_integer, check_positive_number, fail
 
-__all__ = ["Budget", "ChoiceTree", "Chooser", "hidden_randomness"]
+__all__ = ["METER", "OPERATION_COST", "WATCHDOG", "Budget", "ChoiceTree", "Chooser",
+           "hidden_randomness"]
 
 T = TypeVar("T")
 
@@ -40,27 +41,49 @@ class Budget:
     ``max_executions`` caps the number of replays (leaves), ``max_choices``
     the choice points in one execution, ``max_operations`` the operations on
     random values in one execution (this catches loops that keep drawing
-    without branching) and ``max_seconds`` the wall-clock time.
+    without branching), ``max_total_operations`` the work of the whole
+    enumeration (every operation on a random value counts
+    :data:`OPERATION_COST`, a categorical draw over n weights n more: a
+    deterministic measure of the work, so ``check_sampler`` at V = 10^5 or a
+    sampler making 60 comparisons of fresh uniforms stops in seconds, with the
+    mass settled so far), ``max_execution_cpu_seconds`` the CPU time of one
+    execution (code that spins without touching ``rng``, ``while True:
+    pass``) and ``max_seconds`` the wall-clock time.
 
-    The default counts only executions and operations, so that whether an
-    enumeration finishes does not depend on the machine's load; a wall-clock
-    limit (and the alarm that interrupts code spinning without touching
-    ``rng``) applies only when asked for, ``Budget(max_seconds=...)``.
+    Every default but ``max_execution_cpu_seconds`` is counted, so whether an
+    enumeration finishes does not depend on the machine's load.  A loop that
+    never touches ``rng`` cannot be counted without tracing every line (which
+    would make every audit several times slower); it is bounded by the CPU time
+    of that one execution, read on the enumerating thread's own CPU clock, so
+    load does not move it either: only an execution whose CPU time is within
+    the clock's jitter of the limit could end differently on two runs.  A
+    wall-clock limit (and the alarm that interrupts code blocked in one call)
+    applies only when asked for, ``Budget(max_seconds=...)``.
     """
 
     max_executions: int = 2_000_000
     max_choices: int = 1_000
     max_operations: int = 200_000
+    max_total_operations: int = 20_000_000
+    max_execution_cpu_seconds: float | None = 10.0
     max_seconds: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_executions", "max_choices", "max_operations"):
+        for name in ("max_executions", "max_choices", "max_operations",
+                     "max_total_operations"):
             value = getattr(self, name)
             try:
                 check_integer(value, name, min_value=1)
             except InvalidArgument:
                 fail(name, value, "a positive integer")
         check_positive_number(self.max_seconds, "max_seconds", allow_none=True)
+        check_positive_number(self.max_execution_cpu_seconds, "max_execution_cpu_seconds",
+                              allow_none=True)
+
+
+#: What one operation on a random value counts towards ``Budget.max_total_operations``
+#: (a categorical draw adds one per weight): about the tool's work per weight.
+OPERATION_COST = 4
 
 
 _HIDDEN_CAUSE = ("the code draws randomness that does not come from rng (Python's random, "
@@ -90,13 +113,20 @@ class _Node:
 class Chooser:
     """Handed to one execution; answers each choice point by replay or exploration."""
 
-    __slots__ = ("_deadline", "_tree", "depth", "operations")
+    __slots__ = ("_deadline", "_tree", "depth", "operations", "work")
 
     def __init__(self, tree: ChoiceTree[Any], deadline: float | None) -> None:
         self._tree = tree
         self.depth = 0
         self.operations = 0
+        #: Work beyond the operations, for ``max_total_operations`` (weights drawn over).
+        self.work = 0
         self._deadline = deadline
+
+    def charge(self, work: int) -> None:
+        """Count ``work`` more units towards ``Budget.max_total_operations`` (a categorical
+        draw charges one per weight)."""
+        self.work += work
 
     def choose(self, signature: Hashable,
                alternatives: Callable[[], Sequence[tuple[Any, Any]]],
@@ -142,8 +172,7 @@ class Chooser:
             tree.fail(BudgetExceeded(
                 "enumeration exceeded its time budget "
                 f"(max_seconds={tree.budget.max_seconds:.4g}) after "
-                f"{tree.executions} executions, choice depth {self.depth}, "
-                f"{_mass(tree.resolved)} of the probability mass resolved",
+                f"{tree.executions} executions, choice depth {self.depth}",
                 limit="max_seconds"))
 
     def record_error(self, error: BaseException) -> None:
@@ -157,11 +186,15 @@ class Chooser:
 
     def describe(self) -> list[str]:
         """The choices taken so far in this execution, for error messages."""
-        out = []
-        for node, index, _ in self._tree.path[: self.depth]:
-            label = node.alternatives[index][0]
-            out.append(f"{node.description or node.signature}: {label!r}")
-        return out
+        return _describe(self._tree.path[: self.depth])
+
+
+def _describe(path: Sequence[list[Any]]) -> list[str]:
+    out = []
+    for node, index, _ in path:
+        label = node.alternatives[index][0]
+        out.append(f"{node.description or node.signature}: {label!r}")
+    return out
 
 
 class ChoiceTree(Generic[T]):
@@ -174,6 +207,11 @@ class ChoiceTree(Generic[T]):
         self.error: BaseException | None = None
         self.resolved: Any = Fraction(0) if one is None else 0
         self.executions = 0
+        #: The work so far, in the units of ``Budget.max_total_operations``.
+        self.operations = 0
+        #: Whether an execution of the code is running (read by the CPU watchdog).
+        self.running = False
+        self.tripped = False
 
     def record_error(self, error: BaseException) -> None:
         """Remember ``error`` (the first one wins); the exploration raises it after the run."""
@@ -197,10 +235,13 @@ class ChoiceTree(Generic[T]):
         deadline = None if budget.max_seconds is None \
             else time.monotonic() + budget.max_seconds
         alarm = _Alarm(self, budget.max_seconds)
+        watched = budget.max_execution_cpu_seconds is not None and WATCHDOG.watch(self)
         try:
             yield from self._explore(run, deadline, alarm)
         finally:
             alarm.cancel()
+            if watched:
+                WATCHDOG.unwatch(self)
 
     def _explore(self, run: Callable[[Chooser], T], deadline: float | None,
                  alarm: _Alarm) -> Iterator[tuple[Any, T, Chooser]]:
@@ -212,16 +253,29 @@ class ChoiceTree(Generic[T]):
                 raise BudgetExceeded(
                     f"more than max_executions={budget.max_executions} executions "
                     f"were needed: the choice tree is larger than that (after "
-                    f"{self.executions - 1} executions, choice depth {len(path)}, "
-                    f"{_mass(self.resolved)} of the probability mass was resolved)",
-                    resolved_mass=self.resolved, limit="max_executions")
+                    f"{self.executions - 1} executions, choice depth {len(path)})",
+                    resolved_mass=self.resolved, limit="max_executions",
+                    path=_describe(path))
+            if self.operations > budget.max_total_operations:
+                raise BudgetExceeded(
+                    f"the enumeration needed more than max_total_operations="
+                    f"{budget.max_total_operations} operations on random values (after "
+                    f"{self.executions - 1} executions)", resolved_mass=self.resolved,
+                    limit="max_total_operations", path=_describe(path))
             chooser = Chooser(self, deadline)
             try:
                 alarm.inside = True
+                self.running = True
                 try:
                     result = run(chooser)
                 finally:
                     alarm.inside = False
+                    if self.tripped:
+                        WATCHDOG.settle(self)
+                    self.running = False
+                    work = chooser.operations * OPERATION_COST + chooser.work
+                    self.operations += work
+                    METER.operations += work
             except _Abort:
                 pass
             except BaseException:
@@ -233,6 +287,8 @@ class ChoiceTree(Generic[T]):
                 error, self.error = self.error, None
                 if isinstance(error, BudgetExceeded):
                     error.resolved_mass = self.resolved
+                    if error.path is None:
+                        error.path = _describe(path[: chooser.depth])
                 raise error
             if chooser.depth != len(path):
                 raise hidden_randomness(
@@ -291,8 +347,7 @@ class _Alarm:
         error = BudgetExceeded(
             "enumeration exceeded its time budget "
             f"(max_seconds={tree.budget.max_seconds:.4g}) after {tree.executions} "
-            f"executions, {_mass(tree.resolved)} of the probability mass resolved"
-            + ("; the current execution was still running" if self.inside else ""),
+            "executions" + ("; the current execution was still running" if self.inside else ""),
             limit="max_seconds")
         tree.record_error(error)
         if self.inside:
@@ -303,3 +358,110 @@ class _Alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self._previous)
             self._armed = False
+
+
+class _Meter(threading.local):
+    """The work of every enumeration on this thread, in ``max_total_operations`` units
+    (a decode shares one budget across its many enumerations)."""
+
+    operations = 0
+
+
+METER = _Meter()
+
+
+class _Watchdog:
+    """Stops an execution that spins on the CPU without touching ``rng``.
+
+    One daemon thread, started on first use, looks every ``PERIOD`` seconds at
+    the innermost enumeration of each watched thread; when the same execution
+    has used more than ``max_execution_cpu_seconds`` of that thread's own CPU
+    clock (``time.pthread_getcpuclockid``: the load of the machine does not
+    move it), it records :class:`~specexact.errors.BudgetExceeded` and raises
+    the tree's unwinding exception in that thread, between two bytecodes.
+    Code blocked inside one C call is not interrupted (``max_seconds`` and the
+    command's ``--max-seconds`` are the bound there).
+    """
+
+    PERIOD = 0.25
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watched: dict[int, list[list[Any]]] = {}
+        self._thread: threading.Thread | None = None
+
+    def watch(self, tree: ChoiceTree[Any]) -> bool:
+        """Watch ``tree``'s executions on this thread; False where no CPU clock is read."""
+        if not hasattr(time, "pthread_getcpuclockid"):
+            return False
+        ident = threading.get_ident()
+        try:
+            clock = time.pthread_getcpuclockid(ident)
+            now = time.clock_gettime(clock)
+        except OSError:
+            return False
+        with self._lock:
+            # [tree, clock, executions seen, CPU time when first seen]
+            self._watched.setdefault(ident, []).append([tree, clock, -1, now])
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="specexact-watchdog")
+                self._thread.start()
+        return True
+
+    def unwatch(self, tree: ChoiceTree[Any]) -> None:
+        ident = threading.get_ident()
+        with self._lock:
+            stack = self._watched.get(ident, [])
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i][0] is tree:
+                    del stack[i]
+                    break
+            if stack:
+                stack[-1][2] = -1  # the outer enumeration's clock starts again
+            else:
+                self._watched.pop(ident, None)
+
+    def settle(self, tree: ChoiceTree[Any]) -> None:
+        """In the watched thread, once its execution ended: drop an unwinding exception
+        the watchdog sent that was not delivered yet."""
+        with self._lock:
+            tree.tripped = False
+            _async_raise(threading.get_ident(), None)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(self.PERIOD)
+            with self._lock:
+                for ident, stack in list(self._watched.items()):
+                    if stack:
+                        self._look(ident, stack[-1])
+
+    def _look(self, ident: int, entry: list[Any]) -> None:
+        tree, clock = entry[0], entry[1]
+        try:
+            now = time.clock_gettime(clock)
+        except OSError:  # the thread ended
+            return
+        if tree.executions != entry[2] or not tree.running:
+            entry[2], entry[3] = tree.executions, now
+            return
+        limit = tree.budget.max_execution_cpu_seconds
+        if limit is None or now - entry[3] <= limit or tree.tripped:
+            return
+        tree.tripped = True
+        tree.record_error(BudgetExceeded(
+            f"an execution of the code ran more than max_execution_cpu_seconds={limit:g} "
+            f"CPU seconds (after {tree.executions - 1} executions): it may loop without "
+            "end without touching rng", limit="max_execution_cpu_seconds"))
+        _async_raise(ident, _Abort)
+
+
+def _async_raise(ident: int, exc: type[BaseException] | None) -> None:
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                               ctypes.py_object(exc) if exc else None)
+
+
+WATCHDOG = _Watchdog()

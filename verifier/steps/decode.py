@@ -31,7 +31,7 @@ from typing import Any
 
 from specexact.distribution import Distribution
 from specexact.errors import BudgetExceeded, InvalidArgument
-from specexact.exact.tree import Budget
+from specexact.exact.tree import METER, Budget
 from specexact.numbers import ONE, ZERO
 from specexact.steps.enumeration import enumerate_step
 from specexact.steps.models import CachedModel, RecordingModel, StatefulModel
@@ -165,15 +165,30 @@ class DecodeClock:
         self.what = what
         limit = self.budget.max_seconds
         self.deadline = None if limit is None else time.monotonic() + limit
+        self.start = METER.operations
 
-    def next_budget(self, resolved: Fraction) -> Budget:
+    def next_budget(self, resolved: Fraction, where: Hashable = None) -> Budget:
+        """The next enumeration's budget; ``resolved`` is the mass of the decode settled
+        so far, ``where`` the decoding state the next enumeration starts from (for the
+        report)."""
+        path = None if where is None else (f"decoding state {where!r}",)
+        budget = self.budget
+        used = METER.operations - self.start
+        left_ops = budget.max_total_operations - used
+        if left_ops <= 0:
+            msg = (f"{self.what} needed more than max_total_operations="
+                   f"{budget.max_total_operations} operations on random values in all")
+            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_total_operations",
+                                 path=path)
         if self.deadline is None:
-            return self.budget
+            return budget if used == 0 else \
+                dataclasses.replace(budget, max_total_operations=left_ops)
         left = self.deadline - time.monotonic()
         if left <= 0:
             msg = f"{self.what} exceeded max_seconds={self.budget.max_seconds}"
-            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds")
-        return dataclasses.replace(self.budget, max_seconds=left)
+            raise BudgetExceeded(msg, resolved_mass=resolved, limit="max_seconds",
+                                 path=path)
+        return dataclasses.replace(budget, max_seconds=left, max_total_operations=left_ops)
 
 
 def accepts_processors(step: Any) -> bool:
@@ -303,7 +318,12 @@ def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
     states = 0
     for length in range(horizon):
         for state, mass in levels[length].items():
-            law = step_law(state, horizon - length, clock.next_budget(resolved))
+            try:
+                law = step_law(state, horizon - length, clock.next_budget(resolved, state))
+            except BudgetExceeded as exc:  # say where the decode stopped, and its mass
+                exc.resolved_mass = resolved
+                exc.path = (f"decoding state {state!r}", *(exc.path or ()))
+                raise
             states += 1
             for outcome, prob in law.items():
                 weight = mass * prob

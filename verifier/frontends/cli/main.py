@@ -17,10 +17,16 @@ import re
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
-from specexact.errors import InvalidInput, SamplerFailure, SpecexactError, Undecided
+from specexact.errors import (
+    BudgetExceeded,
+    InvalidInput,
+    SamplerFailure,
+    SpecexactError,
+    Undecided,
+)
 from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.progress import configure as configure_progress
 
@@ -366,11 +372,19 @@ def _wants_json(argv: Sequence[str]) -> bool:
 
 
 def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: TextIO,
-          args: argparse.Namespace | None = None, code: int = EXIT_ERROR) -> int:
+          args: argparse.Namespace | None = None, code: int = EXIT_ERROR,
+          cause: BaseException | None = None) -> int:
     if _wants_json(argv):
         kind = getattr(args, "resolved_kind", None) or getattr(args, "kind", None)
-        data = {"verdict": status, "kind": kind, "cases": 0, "counterexample": None,
-                "error": message}
+        data: dict[str, Any] = {"verdict": status, "kind": kind, "cases": 0,
+                                "counterexample": None, "error": message}
+        if isinstance(cause, BudgetExceeded):
+            # What was settled before the budget ran out, and where it stopped.
+            data["budget"] = {"limit": cause.limit,
+                              "settled_mass": str(cause.resolved_mass),
+                              "settled_fraction": float(cause.resolved_mass),
+                              "first_undecided_path": None if cause.path is None
+                              else list(cause.path)}
         if getattr(args, "target", None):
             data["target"] = args.target  # type: ignore[union-attr]
         json.dump(data, out)
@@ -419,9 +433,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     stderr = err if err is not None else sys.stderr
     args: argparse.Namespace | None = None
 
-    def fail(message: str, status: str, code: int = EXIT_ERROR) -> int:
+    def fail(message: str, status: str, code: int = EXIT_ERROR,
+             cause: BaseException | None = None) -> int:
         return _fail(message, status=status, argv=arguments, out=stdout, err=stderr,
-                     args=args, code=code)
+                     args=args, code=code, cause=cause)
 
     try:
         try:
@@ -460,7 +475,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except UsageError as exc:
         return fail(str(exc), "error")
     except Undecided as exc:
-        return fail(f"no verdict possible: {exc}", "undecided")
+        return fail(f"no verdict possible: {exc}", "undecided", cause=exc)
     except InvalidInput as exc:
         return fail(str(exc), "error")
     except SamplerFailure as exc:
