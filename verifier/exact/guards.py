@@ -13,6 +13,25 @@ enumeration, :func:`swap_reporter` around each execution), the guards replace
   verdict on every run, instead of relying on replay to notice a path that
   did not reproduce (which it does only by chance).
 
+* ``os.fork`` (``posix.fork``, ``os.forkpty``): a copy of the audit's process
+  would run the rest of the audit too; the call is an UNDECIDED of its own,
+  :class:`ProcessFork`, not a draw from a global generator (Python reseeds
+  :mod:`random` in a forked child, which the generator watch would see).
+* the clocks: ``time.time``, ``perf_counter``, ``monotonic``,
+  ``process_time``, ``thread_time`` (and their ``_ns`` twins), and
+  ``datetime.datetime.now``/``utcnow``/``today``, also where a module bound
+  them by name (``from time import perf_counter``).  Inside an execution of
+  the code under test they read a *frozen, ticking* clock: the k-th read of an
+  execution returns ``base + k * step``, the same on every replay, so engine
+  code that times itself or logs a timing runs as it would (time moves, a
+  division by an elapsed time does not fail).  A read is remembered
+  (:func:`clock_reads`); the enumerator then computes the law a second time
+  under a second clock (:func:`clock_epoch`, another base and step) and
+  compares: a law that differs depends on the clock, an UNDECIDED on every
+  run.  Two clocks cannot rule out every dependence (code testing
+  ``t > 10**12`` sees the same branch under both): a verdict then is the
+  code's law under the frozen clocks, which no real clock reproduces.
+
 Each replacement calls ``report(error)``, which must record the error and
 unwind the execution (the choice tree's ``fail``): code under test that
 catches ``Exception`` cannot swallow it.  Outside an enumeration, and in
@@ -23,15 +42,20 @@ behaviour.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
+import posix
 import random
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from specexact.errors import HiddenRandomness, SamplerFailure
+from specexact.errors import HiddenRandomness, SamplerFailure, Undecided
 
-__all__ = ["ProcessExit", "installed", "swap_reporter"]
+__all__ = ["ProcessExit", "ProcessFork", "clock_epoch", "clock_reads", "installed",
+           "swap_reporter"]
 
 Report = Callable[[BaseException], NoReturn]
 
@@ -45,8 +69,17 @@ class ProcessExit(SamplerFailure):
     """The code under test tried to end the process (``os._exit`` or ``os.abort``)."""
 
 
+class ProcessFork(Undecided):
+    """The code under test forked the process (``os.fork``): no verdict."""
+
+
 class _Guard(threading.local):
     report: Report | None = None
+    #: Clock reads in the current execution, and in this thread in all.
+    reads = 0
+    total_reads = 0
+    #: Which frozen clock the reads see (0 or 1).
+    epoch = 0
 
 
 _GUARD = _Guard()
@@ -87,11 +120,131 @@ def _urandom(size: int) -> bytes:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_FORK_MESSAGE = ("the code under test called {what}: a copy of the audit's process would "
+                 "run the rest of the audit too, so no verdict is possible; a sampler must "
+                 "not start processes")
+
+
+def _fork_guard(original: Callable[[], Any], what: str) -> Callable[[], Any]:
+    def fork() -> Any:
+        report = _reporter()
+        if report is None:
+            return original()
+        report(ProcessFork(_FORK_MESSAGE.format(what=f"{what}()")))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return fork
+
+
+_FORKS = {name: getattr(os, name) for name in ("fork", "forkpty") if hasattr(os, name)}
+_FORK_GUARDS = {name: _fork_guard(fn, f"os.{name}") for name, fn in _FORKS.items()}
+
+# Frozen clocks, in nanoseconds: (base, step) per epoch, for wall clocks and for the
+# others.  The two differ in the parity of their seconds, milliseconds, microseconds and
+# nanoseconds, and in their steps, so a clock used as a coin gives two laws.
+_WALL = ((1_700_000_000_250_000_000, 1_000_000), (1_812_345_679_751_235_123, 13_700_001))
+_COUNTER = ((1_000_500_000_000, 1_000_000), (987_654_125_678_901, 13_700_001))
+
+
+def _frozen(wall: bool) -> int:
+    """The next frozen read, in nanoseconds."""
+    guard = _GUARD
+    k = guard.reads
+    guard.reads = k + 1
+    guard.total_reads += 1
+    base, step = (_WALL if wall else _COUNTER)[guard.epoch]
+    return base + k * step
+
+
+def _clock_guard(original: Callable[[], Any], wall: bool, ns: bool) -> Callable[[], Any]:
+    def clock() -> Any:
+        if _GUARD.report is None:
+            return original()
+        value = _frozen(wall)
+        return value if ns else value / 1_000_000_000
+
+    clock.__name__ = getattr(original, "__name__", "clock")
+    clock.__doc__ = getattr(original, "__doc__", None)
+    return clock
+
+
+_CLOCK_NAMES = {"time": True, "perf_counter": False, "monotonic": False,
+                "process_time": False, "thread_time": False}
+_CLOCKS: dict[str, Callable[[], Any]] = {}
+for _name, _wall in _CLOCK_NAMES.items():
+    for _ns in (False, True):
+        _full = _name + ("_ns" if _ns else "")
+        if hasattr(time, _full):
+            _CLOCKS[_full] = getattr(time, _full)
+_CLOCK_GUARDS = {name: _clock_guard(fn, _CLOCK_NAMES[name.removesuffix("_ns")],
+                                    name.endswith("_ns"))
+                 for name, fn in _CLOCKS.items()}
+_ORIGINAL_DATETIME = datetime.datetime
+
+
+class _GuardedDatetime(datetime.datetime):
+    """``datetime.datetime`` while the guards are installed: ``now``, ``utcnow`` and
+    ``today`` read the frozen wall clock inside an execution of the code under test."""
+
+    @classmethod
+    def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:
+        if _GUARD.report is None:
+            return _ORIGINAL_DATETIME.now(tz)
+        return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True) / 1_000_000_000, tz)
+
+    @classmethod
+    def utcnow(cls) -> datetime.datetime:
+        if _GUARD.report is None:
+            return _ORIGINAL_DATETIME.utcnow()
+        return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True) / 1_000_000_000,
+                                                datetime.UTC) \
+            .replace(tzinfo=None)
+
+    @classmethod
+    def today(cls) -> datetime.datetime:
+        return cls.now()
+
+
+# Where modules bound a clock by name (``from time import perf_counter``): found once
+# per module, swapped while the guards are installed.
+_originals = {id(fn): name for name, fn in _CLOCKS.items()}
+_bound: list[tuple[dict[str, Any], str, str]] = []
+_scanned: set[str] = set()
+
+
+def _scan_modules() -> None:
+    for module_name, module in list(sys.modules.items()):
+        if module_name in _scanned:
+            continue
+        _scanned.add(module_name)
+        if module_name.split(".")[0] in ("specexact", "time", "datetime"):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            name = _originals.get(id(value))
+            if name is not None and value is _CLOCKS[name]:
+                _bound.append((namespace, key, name))
+
+
 def _install() -> None:
     os._exit = _exit
     os.abort = _abort
     os.urandom = _urandom
     random._urandom = _urandom  # type: ignore[attr-defined]
+    for name, guard in _FORK_GUARDS.items():
+        setattr(os, name, guard)
+        if hasattr(posix, name):
+            setattr(posix, name, guard)
+    for name, guard in _CLOCK_GUARDS.items():
+        setattr(time, name, guard)
+    datetime.datetime = _GuardedDatetime  # type: ignore[misc]
+    if len(_scanned) != len(sys.modules):
+        _scan_modules()
+    for namespace, key, name in _bound:
+        if namespace.get(key) is _CLOCKS[name]:
+            namespace[key] = _CLOCK_GUARDS[name]
 
 
 def _uninstall() -> None:
@@ -99,6 +252,32 @@ def _uninstall() -> None:
     os.abort = _ORIGINAL_ABORT
     os.urandom = _ORIGINAL_URANDOM
     random._urandom = _ORIGINAL_URANDOM  # type: ignore[attr-defined]
+    for name, fn in _FORKS.items():
+        setattr(os, name, fn)
+        if hasattr(posix, name):
+            setattr(posix, name, fn)
+    for name, fn in _CLOCKS.items():
+        setattr(time, name, fn)
+    datetime.datetime = _ORIGINAL_DATETIME  # type: ignore[misc]
+    for namespace, key, name in _bound:
+        if namespace.get(key) is _CLOCK_GUARDS[name]:
+            namespace[key] = _CLOCKS[name]
+
+
+def clock_reads() -> int:
+    """How many times code under test read a clock on this thread (frozen reads)."""
+    return _GUARD.total_reads
+
+
+@contextlib.contextmanager
+def clock_epoch(epoch: int) -> Iterator[None]:
+    """Read the frozen clock number ``epoch`` (0 or 1) on this thread within the body."""
+    previous = _GUARD.epoch
+    _GUARD.epoch = epoch
+    try:
+        yield
+    finally:
+        _GUARD.epoch = previous
 
 
 @contextlib.contextmanager
@@ -127,6 +306,9 @@ def swap_reporter(report: Report | None) -> Report | None:
 
     Called around each execution of the code under test, inside :func:`installed`.
     """
-    previous = _GUARD.report
-    _GUARD.report = report
+    guard = _GUARD
+    previous = guard.report
+    guard.report = report
+    if report is not None:
+        guard.reads = 0  # each execution's clock starts again: replays read the same times
     return previous

@@ -32,6 +32,9 @@ __all__ = ["METER", "OPERATION_COST", "WATCHDOG", "Budget", "ChoiceTree", "Choos
            "hidden_randomness"]
 
 T = TypeVar("T")
+#: The real clock, bound here: inside an execution ``time.monotonic`` reads the guards'
+#: frozen clock (:mod:`specexact.exact.guards`).
+_MONOTONIC = time.monotonic
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ class Chooser:
                 f"{tree.budget.max_operations} operations on random values; "
                 "the code may loop without end", limit="max_operations"))
         if self._deadline is not None and (self.operations & 63) == 0 \
-                and time.monotonic() > self._deadline:
+                and _MONOTONIC() > self._deadline:
             tree.fail(BudgetExceeded(
                 "enumeration exceeded its time budget "
                 f"(max_seconds={tree.budget.max_seconds:.4g}) after "
