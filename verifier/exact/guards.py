@@ -187,13 +187,13 @@ class _GuardedDatetime(datetime.datetime):
     ``today`` read the frozen wall clock inside an execution of the code under test."""
 
     @classmethod
-    def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:
+    def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:  # type: ignore[override]
         if _GUARD.report is None:
             return _ORIGINAL_DATETIME.now(tz)
         return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True) / 1_000_000_000, tz)
 
     @classmethod
-    def utcnow(cls) -> datetime.datetime:
+    def utcnow(cls) -> datetime.datetime:  # type: ignore[override]
         if _GUARD.report is None:
             return _ORIGINAL_DATETIME.utcnow()
         return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True) / 1_000_000_000,
@@ -201,7 +201,7 @@ class _GuardedDatetime(datetime.datetime):
             .replace(tzinfo=None)
 
     @classmethod
-    def today(cls) -> datetime.datetime:
+    def today(cls) -> datetime.datetime:  # type: ignore[override]
         return cls.now()
 
 

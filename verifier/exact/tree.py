@@ -291,7 +291,7 @@ class ChoiceTree(Generic[T]):
                 if isinstance(error, BudgetExceeded):
                     error.resolved_mass = self.resolved
                     if error.path is None:
-                        error.path = _describe(path[: chooser.depth])
+                        error.path = tuple(_describe(path[: chooser.depth]))
                 raise error
             if chooser.depth != len(path):
                 raise hidden_randomness(
