@@ -21,7 +21,7 @@ def textbook(p, q, rng):
     x = rng.categorical(q)
     if rng.random() * q[x] < p[x]:
         return x
-    r = [max(a - b, 0) for a, b in zip(p, q)]
+    r = [max(a - b, 0) for a, b in zip(p, q, strict=True)]
     t = sum(r)
     return rng.categorical([v / t for v in r])
 
