@@ -228,40 +228,36 @@ def _scan_modules() -> None:
                 _bound.append((namespace, key, name))
 
 
-def _install() -> None:
-    os._exit = _exit
-    os.abort = _abort
-    os.urandom = _urandom
-    random._urandom = _urandom  # type: ignore[attr-defined]
-    for name, guard in _FORK_GUARDS.items():
-        setattr(os, name, guard)
+def _swap(guarded: bool) -> None:
+    """Put the guards in place (``guarded``) or the originals back."""
+    os._exit = _exit if guarded else _ORIGINAL_EXIT
+    os.abort = _abort if guarded else _ORIGINAL_ABORT
+    urandom = _urandom if guarded else _ORIGINAL_URANDOM
+    os.urandom = urandom
+    random._urandom = urandom  # type: ignore[attr-defined]
+    for name, fn in _FORKS.items():
+        fork = _FORK_GUARDS[name] if guarded else fn
+        setattr(os, name, fork)
         if hasattr(posix, name):
-            setattr(posix, name, guard)
-    for name, guard in _CLOCK_GUARDS.items():
-        setattr(time, name, guard)
-    datetime.datetime = _GuardedDatetime  # type: ignore[misc]
-    if len(_scanned) != len(sys.modules):
+            setattr(posix, name, fork)
+    for name, fn in _CLOCKS.items():
+        setattr(time, name, _CLOCK_GUARDS[name] if guarded else fn)
+    datetime.datetime = _GuardedDatetime if guarded else _ORIGINAL_DATETIME  # type: ignore[misc]
+    if guarded and len(_scanned) != len(sys.modules):
         _scan_modules()
     for namespace, key, name in _bound:
-        if namespace.get(key) is _CLOCKS[name]:
-            namespace[key] = _CLOCK_GUARDS[name]
+        old, new = (_CLOCKS[name], _CLOCK_GUARDS[name]) if guarded \
+            else (_CLOCK_GUARDS[name], _CLOCKS[name])
+        if namespace.get(key) is old:
+            namespace[key] = new
+
+
+def _install() -> None:
+    _swap(True)
 
 
 def _uninstall() -> None:
-    os._exit = _ORIGINAL_EXIT
-    os.abort = _ORIGINAL_ABORT
-    os.urandom = _ORIGINAL_URANDOM
-    random._urandom = _ORIGINAL_URANDOM  # type: ignore[attr-defined]
-    for name, fn in _FORKS.items():
-        setattr(os, name, fn)
-        if hasattr(posix, name):
-            setattr(posix, name, fn)
-    for name, fn in _CLOCKS.items():
-        setattr(time, name, fn)
-    datetime.datetime = _ORIGINAL_DATETIME  # type: ignore[misc]
-    for namespace, key, name in _bound:
-        if namespace.get(key) is _CLOCK_GUARDS[name]:
-            namespace[key] = _CLOCKS[name]
+    _swap(False)
 
 
 def clock_reads() -> int:
