@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 import torch
@@ -132,22 +130,10 @@ def test_real_torch_confirms_medusa_nucleus_bias() -> None:
     assert not _five_sigma(hits, n, 7 / 16)
 
 
-class _RealLM:
-    """A context-free toy model for real torch: log-probabilities as logits."""
-
-    def __init__(self, row: list[float]) -> None:
-        self.row = torch.log(torch.tensor(row))
-        self.device = torch.device("cpu")
-
-    def __call__(self, input_ids: torch.Tensor, **kwargs: Any) -> Any:
-        logits = self.row.expand(1, input_ids.shape[1], len(self.row)).clone()
-        return SimpleNamespace(logits=logits, past_key_values=None)
-
-
 @pytest.mark.slow
 def test_real_torch_confirms_feifeibear_crash() -> None:
     _, v2 = engines.feifeibear()
-    model = _RealLM([0.5, 0.5])
+    model = engines.RealLM([0.5, 0.5])
     torch.manual_seed(0)
     with pytest.raises(RuntimeError):
         for _ in range(100):  # token 0 is drawn with probability 1/2 per sample
