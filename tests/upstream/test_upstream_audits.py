@@ -15,9 +15,10 @@ audit gives them with defaults:
 * EAGLE evaluate_posterior: FAIL, support 2^-53 (``random.random() <= p``);
 * Medusa nucleus posterior: FAIL, structural (a rejected candidate is followed by
   a fresh draw from the same row: p(c) + (1 - p(c)) p(c) for the candidate c);
-* Medusa typical posterior: UNDECIDED (entropy ``p * log(p + 1e-5)`` is not an
-  integer multiple of an exact log); its ``fast=False`` branch crashes with a
-  TypeError (utils.py:504 passes 6 arguments to a 5-argument function).
+* Medusa typical posterior: FAIL, structural (the entropy ``p * log(p + 1e-5)`` and
+  its threshold are decided exactly: the top draft clearing it is always emitted); its
+  ``fast=False`` branch crashes with a TypeError (utils.py:504 passes 6 arguments to
+  a 5-argument function).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 import torch
 import upstream_engines as engines
 
-from specexact.errors import SamplerRaised, UnsupportedOperation
+from specexact.errors import SamplerRaised
 from specexact.steps.models import TableModel
 from specexact.torch import check_torch_sampler
 from specexact.torch.decode import check_torch_decode
@@ -103,9 +104,12 @@ def test_medusa_nucleus_is_structurally_biased() -> None:
     assert law is not None and dict(law.items())[2] == F(1, 4) + F(3, 4) * F(1, 4)
 
 
-def test_medusa_typical_is_undecided_and_its_slow_branch_crashes() -> None:
-    with pytest.raises(UnsupportedOperation, match=r"medusa/model/utils\.py:481"):
-        check_torch_sampler(engines.medusa()["typical"], P, Q)
+def test_medusa_typical_is_structurally_biased_and_its_slow_branch_crashes() -> None:
+    # the entropy p * log(p + 1e-5) and exp(-entropy) * alpha are decided exactly: the
+    # draft's top token (2, p = 1/4) clears min(0.09, 0.3 e^-H) and is always emitted
+    verdict = check_torch_sampler(engines.medusa()["typical"], P, Q)
+    assert not verdict.passed and verdict.finding_class == "structural"
+    assert dict(verdict.exact_law.items()) == {2: 1}  # type: ignore[union-attr]
     verdict = check_torch_sampler(engines.medusa()["typical_slow"], P, Q)
     assert verdict.findings[0].kind == "crash"
     assert "medusa/model/utils.py:504" in verdict.findings[0].message
