@@ -14,8 +14,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from upstream_engines import ALL_REPOSITORIES
+import served_engines
+import upstream_engines
 from upstream_load import available
 
-if not all(available(repo, commit) for repo, commit in ALL_REPOSITORIES):
-    collect_ignore_glob = ["test_*.py"]
+#: Each test file and the repositories (and commits) it reads.
+_NEEDS = {"test_upstream_audits.py": upstream_engines.ALL_REPOSITORIES,
+          "test_served_engines.py": served_engines.ALL_REPOSITORIES}
+
+collect_ignore = [name for name, needs in _NEEDS.items()
+                  if not all(available(repo, commit) for repo, commit in needs)]

@@ -15,23 +15,22 @@ audit gives them with defaults:
 * EAGLE evaluate_posterior: FAIL, support 2^-53 (``random.random() <= p``);
 * Medusa nucleus posterior: FAIL, structural (a rejected candidate is followed by
   a fresh draw from the same row: p(c) + (1 - p(c)) p(c) for the candidate c);
-* Medusa typical posterior: UNDECIDED (entropy ``p * log(p + 1e-5)`` is not an
-  integer multiple of an exact log); its ``fast=False`` branch crashes with a
-  TypeError (utils.py:504 passes 6 arguments to a 5-argument function).
+* Medusa typical posterior: FAIL, structural (the entropy ``p * log(p + 1e-5)`` and
+  its threshold are decided exactly: the top draft clearing it is always emitted); its
+  ``fast=False`` branch crashes with a TypeError (utils.py:504 passes 6 arguments to
+  a 5-argument function).
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 import torch
 import upstream_engines as engines
 
-from specexact.errors import SamplerRaised, UnsupportedOperation
+from specexact.errors import SamplerRaised
 from specexact.steps.models import TableModel
 from specexact.torch import check_torch_sampler
 from specexact.torch.decode import check_torch_decode
@@ -105,9 +104,12 @@ def test_medusa_nucleus_is_structurally_biased() -> None:
     assert law is not None and dict(law.items())[2] == F(1, 4) + F(3, 4) * F(1, 4)
 
 
-def test_medusa_typical_is_undecided_and_its_slow_branch_crashes() -> None:
-    with pytest.raises(UnsupportedOperation, match=r"medusa/model/utils\.py:481"):
-        check_torch_sampler(engines.medusa()["typical"], P, Q)
+def test_medusa_typical_is_structurally_biased_and_its_slow_branch_crashes() -> None:
+    # the entropy p * log(p + 1e-5) and exp(-entropy) * alpha are decided exactly: the
+    # draft's top token (2, p = 1/4) clears min(0.09, 0.3 e^-H) and is always emitted
+    verdict = check_torch_sampler(engines.medusa()["typical"], P, Q)
+    assert not verdict.passed and verdict.finding_class == "structural"
+    assert dict(verdict.exact_law.items()) == {2: 1}  # type: ignore[union-attr]
     verdict = check_torch_sampler(engines.medusa()["typical_slow"], P, Q)
     assert verdict.findings[0].kind == "crash"
     assert "medusa/model/utils.py:504" in verdict.findings[0].message
@@ -132,22 +134,10 @@ def test_real_torch_confirms_medusa_nucleus_bias() -> None:
     assert not _five_sigma(hits, n, 7 / 16)
 
 
-class _RealLM:
-    """A context-free toy model for real torch: log-probabilities as logits."""
-
-    def __init__(self, row: list[float]) -> None:
-        self.row = torch.log(torch.tensor(row))
-        self.device = torch.device("cpu")
-
-    def __call__(self, input_ids: torch.Tensor, **kwargs: Any) -> Any:
-        logits = self.row.expand(1, input_ids.shape[1], len(self.row)).clone()
-        return SimpleNamespace(logits=logits, past_key_values=None)
-
-
 @pytest.mark.slow
 def test_real_torch_confirms_feifeibear_crash() -> None:
     _, v2 = engines.feifeibear()
-    model = _RealLM([0.5, 0.5])
+    model = engines.RealLM([0.5, 0.5])
     torch.manual_seed(0)
     with pytest.raises(RuntimeError):
         for _ in range(100):  # token 0 is drawn with probability 1/2 per sample

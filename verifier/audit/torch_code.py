@@ -38,12 +38,15 @@ class TorchSignature:
     kind: str
     #: Takes a ``torch.Generator`` as an optional last argument.
     optional_generator: bool = False
+    #: The name of that optional last argument (``chain``: one generator per batch row,
+    #: as engines hand per-request seeded generators in).
+    generator_name: str = "generator"
     #: Needs ``--gamma K`` (drafts per step).
     drafts: bool = False
 
     def shape(self) -> str:
         shown = ", ".join(self.call)
-        return shown + "[, generator]" if self.optional_generator else shown
+        return shown + f"[, {self.generator_name}]" if self.optional_generator else shown
 
 
 TORCH_SIGNATURES: Mapping[str, TorchSignature] = {sig.name: sig for sig in (
@@ -53,8 +56,9 @@ TORCH_SIGNATURES: Mapping[str, TorchSignature] = {sig.name: sig for sig in (
                    "sampler", optional_generator=True),
     TorchSignature("chain", ("draft_token_ids", "draft_probs", "target_probs"),
                    frozenset({"draft_token_ids", "draft_ids", "draft_probs", "target_probs",
-                              "bonus_token_ids", "uniform_samples"}),
-                   "step", drafts=True),
+                              "bonus_token_ids", "uniform_samples", "seeded_seqs",
+                              "generators"}),
+                   "step", optional_generator=True, generator_name="generators", drafts=True),
     TorchSignature("hf", ("candidate_input_ids", "candidate_logits", "candidate_length",
                           "new_logits", "is_done_candidate"),
                    frozenset({"candidate_input_ids", "candidate_logits", "candidate_length",
@@ -121,7 +125,7 @@ def check_signature(fn: Any, signature: str) -> None:
                        f"{other.name}" + (" --gamma K" if other.drafts else "")
                        + " (single is fn(p, q[, generator]) -> token)")
                 raise InvalidArgument(msg)
-    calls = [record.call, (*record.call, "generator")] if record.optional_generator \
+    calls = [record.call, (*record.call, record.generator_name)] if record.optional_generator \
         else [record.call]
     errors: list[TypeError] = []
     for arguments in calls:

@@ -106,23 +106,35 @@ class Step:
 class GridDraw(Comparisons):
     """``f(g)`` for the grid draw ``g`` of ``rec``: ``f`` is ``steps`` applied in turn."""
 
-    __slots__ = ("dtype", "rec", "steps")
+    __slots__ = ("dtype", "rec", "span", "steps")
 
     def __init__(self, rec: UniformRecord, dtype: torch.dtype,
-                 steps: tuple[Step, ...] = ()) -> None:
+                 steps: tuple[Step, ...] = (), span: tuple[int, int] | None = None) -> None:
         if rec.bits is None:
             raise unsupported("a dtype-semantics draw on the continuous uniform")
         self.rec = rec
         self.dtype = dtype
         self.steps = steps
+        #: The grid indices ``[lo, hi)`` the draw is known to lie in (a race splits its
+        #: non-finite ends off: see :func:`race`); the whole grid unless restricted.
+        self.span = (0, 1 << rec.bits) if span is None else span
 
     def then(self, step: Step, dtype: torch.dtype) -> GridDraw:
-        return GridDraw(self.rec, dtype, (*self.steps, step))
+        return GridDraw(self.rec, dtype, (*self.steps, step), self.span)
+
+    def within(self, lo: int, hi: int) -> GridDraw:
+        """The same draw known to lie in grid indices ``[lo, hi)``."""
+        return GridDraw(self.rec, self.dtype, self.steps, (lo, hi))
 
     @property
     def size(self) -> int:
         assert self.rec.bits is not None
         return 1 << self.rec.bits
+
+    @property
+    def points(self) -> int:
+        """How many grid points the draw can take (its span's length)."""
+        return self.span[1] - self.span[0]
 
     def at(self, k: int) -> float:
         """``f(k / 2**K)`` as torch computes it."""
@@ -140,7 +152,7 @@ class GridDraw(Comparisons):
 
     def ends(self) -> tuple[float, float]:
         """``f`` at the first and last grid points (its range: ``f`` is monotone)."""
-        lo, hi = self.at(0), self.at(self.size - 1)
+        lo, hi = self.at(self.span[0]), self.at(self.span[1] - 1)
         if math.isnan(lo) or math.isnan(hi):
             raise unsupported("a function of a torch.rand draw that is nan at an end of "
                               "the grid (its comparisons are not monotone in the draw)")
@@ -155,7 +167,7 @@ class GridDraw(Comparisons):
 
     def count(self, op: str, t: float) -> tuple[int, int]:
         """The grid points ``[a, b)`` where ``f(k) op t`` (an interval: f is monotone)."""
-        n = self.size
+        start, n = self.span
         lo, hi = self.ends()
         if op == "!=":
             raise AssertionError("!= is the complement of ==")
@@ -164,22 +176,22 @@ class GridDraw(Comparisons):
             # lt within le, both prefixes (f increasing) or suffixes (decreasing).
             if lt[0] >= lt[1]:
                 return le
-            if lt[0] == 0 and le[0] == 0:
+            if lt[0] == start and le[0] == start:
                 return lt[1], le[1]
             return le[0], lt[0]
         test = _CMP[op]
         first, last = test(lo, t), test(hi, t)
         if first == last:
-            return (0, n) if first else (0, 0)
-        # One change along the grid: the smallest k whose truth differs from k = 0.
-        below, above = 0, n - 1
+            return (start, n) if first else (start, start)
+        # One change along the grid: the smallest k whose truth differs from k = start.
+        below, above = start, n - 1
         while above - below > 1:
             mid = (below + above) // 2
             if test(self.at(mid), t) == first:
                 below = mid
             else:
                 above = mid
-        return (0, above) if first else (above, n)
+        return (start, above) if first else (above, n)
 
     def compare(self, op: str, other: Any) -> Any:
         if isinstance(other, Uninit):
@@ -192,6 +204,8 @@ class GridDraw(Comparisons):
             raise unsupported("comparing a torch.rand draw that was already raced as "
                               "noise (the two uses are dependent)")
         a, b = self.count("==" if op == "!=" else op, t)
+        if self.span != (0, self.size):
+            raise unsupported("comparing a torch.rand draw that was raced")
         inside = _in_interval(rec, a, b, self.size)
         return (not inside) if op == "!=" else inside
 
@@ -273,21 +287,78 @@ def _below(x: Any, t: float, strict: bool, largest: bool) -> Fraction:
         return ONE if _beats(t, v, strict, largest) else ZERO
     op = ("<" if strict else "<=") if largest else (">" if strict else ">=")
     a, b = x.count(op, t)
-    return Fraction(b - a, x.size)
+    return Fraction(b - a, x.points)
+
+
+def _split_ends(x: Any, largest: bool) -> tuple[Fraction, Fraction, Any]:
+    """``(P(nan), P(top), the rest)`` of a race entry: the grid points at its ends where
+    it is nan (``0 / E`` with ``E = 0``) or the top value (``w / E = inf`` for an
+    argmax, ``-inf`` for an argmin), split off exactly, and the entry restricted to the
+    other points."""
+    if not isinstance(x, GridDraw):
+        return ZERO, ZERO, x
+    lo, hi = x.span
+    total = hi - lo
+    if all(math.isnan(x.at(k)) for k in (lo, (lo + hi) // 2, hi - 1)):
+        # nan inside and at both ends: an operand of the chain is nan (0/0 of a row
+        # that is then divided by noise), so the entry is nan at every point
+        return ONE, ZERO, x
+    nans = 0
+    for end in (lo, hi - 1):
+        if hi - lo > 1 and math.isnan(x.at(end)):
+            nans += 1
+            lo, hi = (lo + 1, hi) if end == lo else (lo, hi - 1)
+    x = x.within(lo, hi)
+    top = math.inf if largest else -math.inf
+    a, b = x.count("==", top)
+    if not 0 < b - a < hi - lo:
+        return Fraction(nans, total), ZERO, x
+    rest = x.within(b, hi) if a == lo else x.within(lo, a)
+    return Fraction(nans, total), Fraction(b - a, total), rest
 
 
 def race(row: list[Any], largest: bool) -> Any:
     """The index an argmax (argmin) of ``row`` returns, as a lazy categorical draw.
 
-    See the module docstring for what is exact and what is idealised.
+    See the module docstring for what is exact and what is idealised.  The grid
+    points where an entry is nan or infinite (an exponential's ``E = 0`` from
+    ``u = 0``) are split off first: torch's argmax returns the first nan, else the
+    first maximum, so the mass of those points is exact, and the rest of the race
+    is decided on the entries restricted to their finite points.
     """
     for i, x in enumerate(row):
         if isinstance(x, Special) and x.is_nan:
-            return i  # torch returns the first nan (a draw is never nan: see ends())
+            return i  # torch returns the first nan
     draws_of = [x.rec for x in row if isinstance(x, GridDraw)]
     if len({id(r) for r in draws_of}) != len(draws_of):
         raise unsupported("an argmax over a row holding one torch.rand draw twice "
                           "(its entries are dependent)")
+    split = [_split_ends(x, largest) for x in row]
+    if not any(nan or top for nan, top, _ in split):
+        return _finite_race(row, largest)
+    masses = [ZERO] * len(row)
+    clear = ONE  # P(no nan so far), then P(no nan and no top so far)
+    for i, (nan, _, _) in enumerate(split):
+        masses[i] += clear * nan
+        clear *= 1 - nan
+    for i, (nan, top, _) in enumerate(split):
+        share = top / (1 - nan) if nan != 1 else ZERO
+        masses[i] += clear * share
+        clear *= 1 - share
+    if clear == 0:
+        for x in row:
+            if isinstance(x, GridDraw):
+                x.rec.noise = True
+        return PendingRace([], masses)
+    inner = _finite_race([x for _, _, x in split], largest)
+    if not isinstance(inner, PendingRace):
+        inner = PendingRace([], [ONE if j == inner else ZERO for j in range(len(row))])
+    for i, w in enumerate(inner.weights):
+        masses[i] += clear * w
+    return PendingRace(inner.recs, masses)
+
+
+def _finite_race(row: list[Any], largest: bool) -> Any:
     ranges = [_range(x) for x in row]
     n = len(row)
     best = [ranges[i][1] if largest else ranges[i][0] for i in range(n)]
@@ -346,9 +417,10 @@ def _buckets(x: Any, fixed: bool, sign: float, count: int
     if fixed or not isinstance(x, GridDraw):
         v = np.array([sign * _range(x)[0]])
         return v, v, np.array([1.0])
-    n = x.size
+    start, stop = x.span
+    n = stop - start
     count = min(count, n)
-    edges = torch.tensor([n * m // count for m in range(count + 1)], dtype=torch.int64)
+    edges = torch.tensor([start + n * m // count for m in range(count + 1)], dtype=torch.int64)
     first = sign * x.at_many(edges[:-1]).numpy()
     last = sign * x.at_many(edges[1:] - 1).numpy()
     if np.isnan(first).any() or np.isnan(last).any():
@@ -439,6 +511,8 @@ def _ideal_step(state: tuple[str, float, float], step: Step, first_positive: flo
     name, c = step.name, step.const
     if name in ("cast", "clone"):
         return state
+    if name == "exponential_" and kind == "u" and (a, b) == (1.0, 0.0) and c is not None:
+        return "S", c, 0.0  # torch's E / rate from the draw
     if name == "neg":
         return (kind, -a, -b) if kind in ("u", "G") else (kind, -a, b)
     if kind == "u" and name == "log" and (a, b) in ((1.0, 0.0), (-1.0, 1.0)):
@@ -446,6 +520,9 @@ def _ideal_step(state: tuple[str, float, float], step: Step, first_positive: flo
     if kind == "u" and name in ("maximum", "clamp_min") and c is not None \
             and (a, b) == (1.0, 0.0) and 0 < c <= first_positive:
         return state
+    if kind == "S" and name in ("maximum", "clamp_min") and c is not None and a > 0 \
+            and 0 < c / a <= first_positive:
+        return state  # a floor guarding E = 0: the certified bound covers the grid's values
     if c is not None and name == "add":
         if kind == "u":
             return "u", a, b + c

@@ -18,6 +18,8 @@ from specexact.numbers import ONE, ZERO
 from specexact.torch.noise import LogE, Race, Scaled, Unif
 from specexact.torch.tensor import convert
 from specexact.torch.values import (
+    ExpLinear,
+    LogLinear,
     LogR,
     NanFlag,
     Special,
@@ -164,6 +166,8 @@ def logical_kernel(op: Callable[[bool, bool], bool]) -> Callable[[Any, Any], Any
 def exp_scalar(x: Any) -> Any:
     if isinstance(x, LogR):
         return x.r
+    if isinstance(x, LogLinear):
+        return x.exp()
     if is_rational(x):
         if x == 0:
             return ONE
@@ -181,6 +185,8 @@ def exp_scalar(x: Any) -> Any:
 
 
 def log_scalar(x: Any) -> Any:
+    if isinstance(x, ExpLinear):
+        return x.log.simplified()
     if is_rational(x):
         if x > 0:
             return LogR.of(Fraction(x))

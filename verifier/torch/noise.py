@@ -32,6 +32,7 @@ from specexact.torch.values import (
 
 __all__ = [
     "IDEALISED_FLOOR",
+    "IDEALISED_NOISE_FLOOR",
     "LogE",
     "NoiseRecord",
     "Opaque",
@@ -47,6 +48,12 @@ __all__ = [
 IDEALISED_FLOOR = ("clamp(u, min=c) of the continuous uniform, with 0 < c at most the "
                    "dtype grid's step, as u itself: the floor guards the grid's 0, which "
                    "the continuous uniform does not have (it moves mass c)")
+
+#: How a floor on exponential noise is idealised (the verdict quotes it).
+IDEALISED_NOISE_FLOOR = ("clamp(c E, min=f) of ideal exponential noise, with 0 < f / c at "
+                         "most the dtype grid's step, as c E itself: the floor guards the "
+                         "E = 0 of a grid draw (it moves mass at most f / c per entry, "
+                         "added to the stated bound)")
 
 
 class UniformRecord:
@@ -313,6 +320,13 @@ class Scaled(_Multiple):
 
     def __neg__(self) -> Scaled:
         return Scaled(self.rec, -self.c)
+
+    def floor_mass(self, f: Fraction, grid_step: Fraction) -> Fraction | None:
+        """``P(c E < f) <= f / c`` when ``max(self, f)`` is idealised as ``self`` (see
+        :data:`IDEALISED_NOISE_FLOOR`), else None."""
+        if self.c > 0 and f > 0 and f / self.c <= grid_step:
+            return f / self.c
+        return None
 
     def log(self) -> LogE:
         if self.c < 0:

@@ -35,8 +35,8 @@ from specexact.torch.kernels import (
     sqrt_scalar,
     sub_kernel,
 )
-from specexact.torch.noise import IDEALISED_FLOOR, Unif
-from specexact.torch.ops_shape import nonzero
+from specexact.torch.noise import IDEALISED_FLOOR, IDEALISED_NOISE_FLOOR, Scaled, Unif
+from specexact.torch.ops_shape import nonzero, write_into
 from specexact.torch.tensor import (
     GRID_BITS,
     ExactTensor,
@@ -284,9 +284,22 @@ def _floor_kernel(dtype: torch.dtype) -> Callable[[Any, Any], Any]:
         if isinstance(a, Unif) and isinstance(b, Fraction) and a.floored(b, step):
             current_session().idealised.add(IDEALISED_FLOOR)
             return a
+        if isinstance(a, Scaled) and isinstance(b, Fraction):
+            moved = a.floor_mass(b, step)
+            if moved is not None:
+                session = current_session()
+                session.idealised.add(IDEALISED_NOISE_FLOOR)
+                session.mass_error += moved
+                return a
         return maximum_scalar(a, b)
 
     return kernel
+
+
+def relu(input: Any, inplace: bool = False) -> ExactTensor:
+    """``torch.relu`` / ``F.relu``: ``clamp(input, min=0)`` (nan stays nan)."""
+    out = clamp(input, min=0)
+    return write_into(as_exact(input), out) if inplace else out
 
 
 def clamp(input: Any, min: Any = None, max: Any = None, *, out: Any = None) -> ExactTensor:
@@ -401,6 +414,6 @@ BINARY: dict[str, Callable[..., Any]] = {
     "__or__": bitwise(operator.or_), "__ror__": bitwise(operator.or_),
     "bitwise_xor": bitwise(operator.xor), "__xor__": bitwise(operator.xor),
     "__rxor__": bitwise(operator.xor),
-    "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "relu": relu, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
     "where": where, "masked_fill": masked_fill, "isin": isin,
 }

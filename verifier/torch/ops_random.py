@@ -10,6 +10,7 @@ from the generator stream of :class:`~specexact.torch.session.Session`.
 from __future__ import annotations
 
 import functools
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from specexact.numbers import ONE, ZERO
+from specexact.torch.grid import GridDraw, Step
 from specexact.torch.noise import Scaled, Unif
 from specexact.torch.ops_shape import size_args
 from specexact.torch.tensor import (
@@ -87,12 +89,52 @@ def exponential_(self: Any, lambd: Any = 1, *, generator: Any = None) -> ExactTe
     if not isinstance(rate, Fraction) or rate <= 0:
         raise unsupported(f"exponential_ with rate {rate!r}")
     n = t.arr.size
-    recs = s.draw(generator, ("exponential",), n,
-                  lambda: s.new_noise(f"exponential_ at {user_location()}"))
-    vals = [Scaled(r, 1 / rate) for r in recs]
+    if s.semantics == "dtype" and s.uniform_bits(t.dtype) is not None:
+        vals: list[Any] = _grid_exponentials(s, t.dtype, generator, n, rate)
+    else:
+        recs = s.draw(generator, ("exponential",), n,
+                      lambda: s.new_noise(f"exponential_ at {user_location()}"))
+        vals = [Scaled(r, 1 / rate) for r in recs]
     for pos, v in zip(np.ndindex(*t.arr.shape), vals, strict=True):
         t.arr[pos] = v
     return t
+
+
+#: Bits of the uniform torch's CPU ``exponential_`` derives each draw from: one float64
+#: ``torch.rand`` draw k / 2**53 (0 included), the same generator stream.
+EXPONENTIAL_BITS = 53
+
+
+def _exponential_kernel(rate: Fraction) -> Any:
+    """torch's CPU ``exponential_`` on float64 draws ``u``: ``(-1 / rate) * log1p(-u)``
+    in double, with the C library's scalar ``log1p`` (torch's vectorised ``log1p`` can
+    differ by an ulp); ``u = 0`` gives ``E = 0``."""
+    c = -1.0 / float(rate)
+
+    def kernel(t: torch.Tensor) -> torch.Tensor:
+        values = [c * math.log1p(-x) for x in t.reshape(-1).tolist()]
+        return torch.tensor(values, dtype=torch.float64).reshape(t.shape)
+
+    return kernel
+
+
+def _grid_exponentials(s: Any, dtype: torch.dtype, generator: Any, n: int,
+                       rate: Fraction) -> list[Any]:
+    """``exponential_`` as torch's CPU kernel computes it, in dtype semantics: each
+    element is a function of its own float64 grid uniform (``k / 2**53``), the kernel
+    above then a cast to ``dtype`` (checked against real torch in the tests)."""
+    recs = s.draw(generator, ("uniform", EXPONENTIAL_BITS), n,
+                  lambda: s.new_uniform(EXPONENTIAL_BITS))
+    step = Step("exponential_", _exponential_kernel(rate), (None,), 0, (), torch.float64, 0,
+                const=float(1 / rate))
+    out: list[Any] = []
+    for rec in recs:
+        draw = GridDraw(rec, torch.float64).then(step, torch.float64)
+        if dtype != torch.float64:
+            draw = draw.then(Step("cast", lambda a, d=dtype: a.to(d), (None,), 0, (),
+                                  torch.float64, 0), dtype)
+        out.append(draw)
+    return out
 
 
 def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = None,

@@ -375,6 +375,37 @@ def cat(tensors: Sequence[Any], dim: Any = 0, *, out: Any = None) -> ExactTensor
     return make(np.concatenate([x.arr for x in ts], axis=_dim(dim, ts[0].arr.ndim)), dt)
 
 
+def pad(input: Any, pad: Sequence[Any], mode: str = "constant", value: Any = None
+        ) -> ExactTensor:
+    """``F.pad`` in its constant mode: ``pad`` is (before, after) per dimension from the
+    last; a negative amount crops, as in torch."""
+    if mode != "constant":
+        raise unsupported(f"F.pad with mode={mode!r} (only mode='constant' is modelled)")
+    t = as_exact(input)
+    amounts = [as_int(a) for a in pad]
+    if len(amounts) % 2 or len(amounts) // 2 > t.arr.ndim:
+        raise RuntimeError("Padding length must be divisible by 2 and at most twice the "
+                           "number of dimensions of the input")
+    fill = scalar_operand(0 if value is None else value, t.dtype)
+    arr = t.arr
+    for i in range(len(amounts) // 2):
+        axis = arr.ndim - 1 - i
+        before, after = amounts[2 * i], amounts[2 * i + 1]
+        n = arr.shape[axis]
+        keep = [slice(None)] * arr.ndim
+        keep[axis] = slice(max(-before, 0), n - max(-after, 0))
+        arr = arr[tuple(keep)]
+        shape = list(arr.shape)
+        shape[axis] += max(before, 0) + max(after, 0)
+        grown = np.empty(shape, dtype=object)
+        grown[...] = fill
+        place = [slice(None)] * arr.ndim
+        place[axis] = slice(max(before, 0), max(before, 0) + arr.shape[axis])
+        grown[tuple(place)] = arr
+        arr = grown
+    return make(arr.copy(), t.dtype)
+
+
 def stack(tensors: Sequence[Any], dim: Any = 0, *, out: Any = None) -> ExactTensor:
     ts, dt = _common(tensors)
     d = as_int(dim)
@@ -483,7 +514,7 @@ SHAPE: dict[str, Any] = {
     "view": view, "view_as": view_as, "broadcast_to": broadcast_to, "reshape": reshape,
     "flatten": flatten, "expand": expand,
     "expand_as": expand_as, "repeat": repeat, "unsqueeze": unsqueeze, "squeeze": squeeze,
-    "cat": cat, "concat": cat, "concatenate": cat, "stack": stack, "flip": flip,
+    "pad": pad, "cat": cat, "concat": cat, "concatenate": cat, "stack": stack, "flip": flip,
     "transpose": transpose, "swapaxes": transpose, "permute": permute, "t": t_,
     "clone": clone, "contiguous": contiguous, "detach": same, "cpu": same, "cuda": same,
     "requires_grad_": same, "to": to, "float": as_type(torch.float32),

@@ -67,7 +67,11 @@ SPELLINGS: dict[str, str] = {
 PASSTHROUGH: frozenset[str] = frozenset(
     {"device", "get_default_dtype", "is_tensor", "is_floating_point", "is_complex",
      "is_grad_enabled", "set_grad_enabled", "_set_grad_enabled", "is_inference",
-     "promote_types", "can_cast", "element_size", "get_device"})
+     "promote_types", "can_cast", "element_size", "get_device",
+     # torch.profiler.record_function (a decorator engines put on samplers): it only
+     # marks a profiler range, with a name and no tensor
+     "_record_function_enter", "_record_function_enter_new",
+     "_record_function_exit", "_record_function_exit._RecordFunction"})
 
 
 def supported_ops() -> list[str]:

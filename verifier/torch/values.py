@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Comparisons",
+    "ExpLinear",
     "FixedRandomness",
+    "LogLinear",
     "LogR",
     "NanFlag",
     "NonFiniteValue",
@@ -371,6 +373,8 @@ class LogR:
             return other.__radd__(self)
         if not isinstance(other, (LogR, Fraction, int)):
             return NotImplemented  # a uniform or noise decides
+        if LogR.ratio(other) is None:
+            return LogLinear.of(self) + other
         return LogR.of(self.r * self._log_operand(other, "+"))
 
     __radd__ = __add__
@@ -380,9 +384,13 @@ class LogR:
             return other.__rsub__(self)
         if not isinstance(other, (LogR, Fraction, int)):
             return NotImplemented
+        if LogR.ratio(other) is None:
+            return LogLinear.of(self) - other
         return LogR.of(self.r / self._log_operand(other, "-"))
 
     def __rsub__(self, other: Any) -> Any:
+        if LogR.ratio(other) is None:
+            return other - LogLinear.of(self)
         return LogR.of(self._log_operand(other, "-") / self.r)
 
     def __neg__(self) -> Any:
@@ -399,8 +407,10 @@ class LogR:
             return other.__rmul__(self)
         m = _integer(other)
         if m is None:
-            raise unsupported(f"log({self.r}) * {describe(other)}: only integer multiples "
-                              "of an exact log stay exact (temperature 1/m)")
+            if isinstance(other, Fraction):
+                return LogLinear.of(self) * other  # a rational multiple: exact, not a log
+            raise unsupported(f"log({self.r}) * {describe(other)}: only rational multiples "
+                              "of an exact log stay exact")
         return ZERO if m == 0 else LogR.of(self.r ** m)
 
     __rmul__ = __mul__
@@ -412,6 +422,7 @@ class LogR:
             inv = 1 / Fraction(other)
             if inv.denominator == 1:
                 return self * int(inv)
+            return LogLinear.of(self) * inv
         if isinstance(other, (Fraction, int)) and other == 0:
             return Special.make(math.inf if self.r > 1 else -math.inf, "division by zero")
         raise unsupported(f"log({self.r}) / {describe(other)}: dividing an exact log is "
@@ -421,12 +432,15 @@ class LogR:
         raise unsupported(f"{describe(other)} / log({self.r}) (not exact)")
 
     def _cmp_value(self, other: Any, op: str) -> tuple[Fraction, Fraction] | None:
-        if isinstance(other, (Special, Uninit)):
+        if isinstance(other, (Special, Uninit, LogLinear, ExpLinear)):
             return None
         r = LogR.ratio(other)
         if r is None:
+            if isinstance(other, (Fraction, int)) and not isinstance(other, bool):
+                # log r against a rational c: the sign of log r - c, decided exactly
+                return Fraction(LogLinear.of(self).sign_minus(other)), ZERO
             raise unsupported(f"comparing log({self.r}) with {describe(other)} "
-                              "(only logs of rationals, 0 and +-inf compare exactly)")
+                              "(only logs of rationals, rationals and +-inf compare exactly)")
         return self.r, r
 
     def _cmp(self, other: Any, op: str, fn: Callable[[Fraction, Fraction], bool],
@@ -451,6 +465,8 @@ class LogR:
     def __eq__(self, other: Any) -> Any:
         if isinstance(other, (Fraction, int)) and LogR.ratio(other) is None:
             return False  # log r is transcendental for rational r != 1
+        if isinstance(other, (LogLinear, ExpLinear)):
+            return other == self
         return self._cmp(other, "==", lambda a, b: a == b, "__eq__")
 
     def __ne__(self, other: Any) -> Any:
@@ -464,6 +480,257 @@ class LogR:
 
     def __repr__(self) -> str:
         return f"log({self.r})"
+
+
+# --------------------------------------------------------------------------
+# Rational combinations of exact logs (entropies), and e to them
+# --------------------------------------------------------------------------
+
+#: Precisions (bits) tried in turn when deciding the sign of a combination of logs.
+_SIGN_PRECISIONS = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
+#: The largest exact power product tried for an equality (bits of its numbers).
+_MAX_POWER_BITS = 1 << 16
+
+
+def _rational(x: Any) -> bool:
+    return isinstance(x, (Fraction, int)) and not isinstance(x, bool)
+
+
+def _log_sign(c0: Fraction, terms: tuple[tuple[Fraction, Fraction], ...]) -> int:
+    """The sign of ``c0 + sum(c log r)`` for rationals ``c0``, ``c`` and ``r > 0``, decided
+    exactly.
+
+    Zero is decided by algebra: with ``c0 != 0`` the value is never 0 (``sum c log r``
+    is the log of an algebraic number, and ``e**c0`` is transcendental for a rational
+    ``c0 != 0``: Lindemann-Weierstrass); with ``c0 = 0`` it is 0 iff
+    ``prod r**(N c) = 1`` for the common denominator ``N`` of the ``c``, an exact
+    rational product.  A nonzero value's sign comes from interval arithmetic
+    (``mpmath.iv``, outward-rounded), refined until the interval excludes 0.
+    """
+    if not terms:
+        return (c0 > 0) - (c0 < 0)
+    if c0 == 0:
+        n = math.lcm(*(c.denominator for _, c in terms))
+        size = sum(abs(c * n) * (r.numerator.bit_length() + r.denominator.bit_length())
+                   for r, c in terms)
+        if size > _MAX_POWER_BITS:
+            raise unsupported(f"deciding whether {_show(c0, terms)} is 0 (its exact power "
+                              "product is too large)")
+        product = ONE
+        for r, c in terms:
+            product *= r ** int(c * n)
+        if product == 1:
+            return 0
+    from mpmath import iv  # type: ignore[import-untyped]
+
+    for bits in _SIGN_PRECISIONS:
+        iv.prec = bits
+        total = iv.mpf(c0.numerator) / c0.denominator
+        for r, c in terms:
+            total += (iv.mpf(c.numerator) / c.denominator) * iv.log(
+                iv.mpf(r.numerator) / r.denominator)
+        if total.a > 0:
+            return 1
+        if total.b < 0:
+            return -1
+    raise unsupported(f"the sign of {_show(c0, terms)} (not decided at {bits} bits)")
+
+
+def _show(c0: Fraction, terms: tuple[tuple[Fraction, Fraction], ...]) -> str:
+    parts = [f"{c} log({r})" for r, c in terms]
+    if c0 or not parts:
+        parts.insert(0, str(c0))
+    return " + ".join(parts)
+
+
+class LogLinear:
+    """``c0 + sum(c log r)``: a rational combination of logs of positive rationals (an
+    entropy ``-sum p log(p + eps)``, a log compared with a rational).  Sums, rational
+    multiples and comparisons are exact; ``exp`` of it is an :class:`ExpLinear`."""
+
+    __slots__ = ("c0", "terms")
+
+    def __init__(self, c0: Fraction, terms: dict[Fraction, Fraction]) -> None:
+        self.c0 = Fraction(c0)
+        self.terms = tuple(sorted((r, c) for r, c in terms.items() if c != 0 and r != 1))
+
+    @staticmethod
+    def of(x: Any) -> LogLinear:
+        if isinstance(x, LogLinear):
+            return x
+        if isinstance(x, LogR):
+            return LogLinear(ZERO, {x.r: ONE})
+        if _rational(x):
+            return LogLinear(Fraction(x), {})
+        raise unsupported(f"{describe(x)} in a combination of exact logs")
+
+    def simplified(self) -> Any:
+        """A rational or :class:`LogR` where the combination is one."""
+        if not self.terms:
+            return self.c0
+        if self.c0 == 0 and len(self.terms) == 1 and self.terms[0][1] == 1:
+            return LogR(self.terms[0][0])
+        return self
+
+    def _combine(self, other: Any, sign: int) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__radd__(self) if sign > 0 else other.__rsub__(self)
+        if not isinstance(other, (LogLinear, LogR, Fraction, int)) or isinstance(other, bool):
+            return NotImplemented
+        o = LogLinear.of(other)
+        terms = dict(self.terms)
+        for r, c in o.terms:
+            terms[r] = terms.get(r, ZERO) + sign * c
+        return LogLinear(self.c0 + sign * o.c0, terms).simplified()
+
+    def __add__(self, other: Any) -> Any:
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Any:
+        return self._combine(other, -1)
+
+    def __rsub__(self, other: Any) -> Any:
+        return (-self)._combine(other, 1)
+
+    def __neg__(self) -> Any:
+        return LogLinear(-self.c0, {r: -c for r, c in self.terms}).simplified()
+
+    def __pos__(self) -> LogLinear:
+        return self
+
+    def __mul__(self, other: Any) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__rmul__(self)
+        if not _rational(other):
+            raise unsupported(f"({_show(self.c0, self.terms)}) * {describe(other)}: only "
+                              "rational multiples of a combination of logs stay exact")
+        k = Fraction(other)
+        return LogLinear(self.c0 * k, {r: c * k for r, c in self.terms}).simplified()
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Any:
+        if _rational(other) and other != 0:
+            return self * (1 / Fraction(other))
+        raise unsupported(f"({_show(self.c0, self.terms)}) / {describe(other)}")
+
+    def exp(self) -> Any:
+        if self.c0 == 0 and all(c.denominator == 1 for _, c in self.terms):
+            product = ONE
+            for r, c in self.terms:
+                product *= r ** int(c)
+            return product
+        return ExpLinear(self)
+
+    def sign_minus(self, other: Any) -> int:
+        """The sign of ``self - other`` (exact)."""
+        diff = self._combine(other, -1)
+        if isinstance(diff, LogLinear):
+            return _log_sign(diff.c0, diff.terms)
+        return _log_sign(ZERO, ((diff.r, ONE),)) if isinstance(diff, LogR) \
+            else (diff > 0) - (diff < 0)
+
+    def _against(self, other: Any) -> int | None:
+        if isinstance(other, (Special, Uninit, ExpLinear)):
+            return None
+        if isinstance(other, (LogLinear, LogR)) or _rational(other):
+            return self.sign_minus(other)
+        raise unsupported(f"comparing {_show(self.c0, self.terms)} with {describe(other)}")
+
+    def _cmp(self, other: Any, test: Callable[[int], bool], reflected: str) -> Any:
+        sign = self._against(other)
+        if sign is None:
+            return getattr(other, reflected)(self)
+        return test(sign)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._cmp(other, lambda s: s < 0, "__gt__")
+
+    def __le__(self, other: Any) -> Any:
+        return self._cmp(other, lambda s: s <= 0, "__ge__")
+
+    def __gt__(self, other: Any) -> Any:
+        return self._cmp(other, lambda s: s > 0, "__lt__")
+
+    def __ge__(self, other: Any) -> Any:
+        return self._cmp(other, lambda s: s >= 0, "__le__")
+
+    def __eq__(self, other: Any) -> Any:
+        return self._cmp(other, lambda s: s == 0, "__eq__")
+
+    def __ne__(self, other: Any) -> Any:
+        result = self.__eq__(other)
+        return result if isinstance(result, Uninit) else not result
+
+    __hash__ = object.__hash__
+
+    def __float__(self) -> float:
+        return float(self.c0) + sum(float(c) * math.log(r) for r, c in self.terms)
+
+    def what(self) -> str:
+        return f"the exact combination of logs {_show(self.c0, self.terms)}"
+
+    def __repr__(self) -> str:
+        return _show(self.c0, self.terms)
+
+
+class ExpLinear:
+    """``e ** L`` for a :class:`LogLinear` ``L`` that is not the log of a rational
+    (``exp(-entropy)``): positive; rational multiples and comparisons are exact."""
+
+    __slots__ = ("log",)
+
+    def __init__(self, log: LogLinear) -> None:
+        self.log = log
+
+    def __mul__(self, other: Any) -> Any:
+        if isinstance(other, (Special, Uninit)):
+            return other.__rmul__(self)
+        if _rational(other):
+            if other == 0:
+                return ZERO
+            if other > 0:
+                return LogLinear.of(self.log + LogR.of(Fraction(other))).exp()
+        raise unsupported(f"{self!r} * {describe(other)}: only positive rational multiples "
+                          "of e to a combination of logs stay exact")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Any:
+        if _rational(other) and other > 0:
+            return self * (1 / Fraction(other))
+        raise unsupported(f"{self!r} / {describe(other)}")
+
+    def _against(self, other: Any) -> int | None:
+        if isinstance(other, (Special, Uninit)):
+            return None
+        if isinstance(other, ExpLinear):
+            return self.log.sign_minus(other.log)
+        if _rational(other):
+            if other <= 0:
+                return 1
+            return self.log.sign_minus(LogR.of(Fraction(other)))
+        raise unsupported(f"comparing {self!r} with {describe(other)}")
+
+    __lt__ = LogLinear.__lt__
+    __le__ = LogLinear.__le__
+    __gt__ = LogLinear.__gt__
+    __ge__ = LogLinear.__ge__
+    __eq__ = LogLinear.__eq__
+    __ne__ = LogLinear.__ne__
+    _cmp = LogLinear._cmp
+    __hash__ = object.__hash__
+
+    def __float__(self) -> float:
+        return math.exp(float(self.log))
+
+    def what(self) -> str:
+        return f"the exact value {self!r}"
+
+    def __repr__(self) -> str:
+        return f"exp({self.log!r})"
 
 
 def is_exact_scalar(x: Any) -> bool:
