@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from specexact.mutation.operators import OPERATORS, Mutant, Operator, find_mutants, get_operators
 from specexact.mutation.report import plot_scores, report_human, report_json
-from specexact.mutation.runner import MutantResult, MutationReport, mutate
+from specexact.mutation.runner import MUTANT_ENV, MutantResult, MutationReport, mutate
 
 __all__ = [
+    "MUTANT_ENV",
     "OPERATORS",
     "Mutant",
     "MutantResult",

@@ -27,7 +27,13 @@ from typing import Literal, final
 from specexact.errors import InvalidArgument, Undecided
 from specexact.mutation.operators import Mutant, Operator, find_mutants, get_operators
 
-__all__ = ["MutantResult", "MutationReport", "mutate"]
+__all__ = ["MUTANT_ENV", "MutantResult", "MutationReport", "mutate"]
+
+#: Set in the environment of every command a mutation run starts: the mutant's id
+#: (``M3``), or ``original`` for the run on the unmutated copy.  A test that runs
+#: ``specexact mutate`` itself skips when it is set (the ``specexact_mutate`` fixture
+#: does), so the mutation test does not mutate again inside its own runs.
+MUTANT_ENV = "SPECEXACT_MUTANT"
 
 TestOutcome = Literal["killed", "survived", "timeout", "error"]
 AuditVerdict = Literal["pass", "fail", "undecided"]
@@ -153,6 +159,7 @@ def _environment(copy: Path, root: Path) -> dict[str, str]:
                        if resolved.is_relative_to(root) else entry)
     env["PYTHONPATH"] = os.pathsep.join(entries)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env[MUTANT_ENV] = "original"
     return env
 
 
@@ -230,11 +237,11 @@ def _audit(spec: str, copy: Path, env: dict[str, str], audit_args: Sequence[str]
 
 
 def _check_original(spec: str, copy: Path, env: dict[str, str], tests: str,
-                    audit_args: Sequence[str], seconds: float | None
-                    ) -> tuple[float, float]:
+                    audit_args: Sequence[str], timeout: float | None,
+                    seconds: float | None) -> tuple[float, float]:
     """The tests pass and specexact passes on the original; the wall seconds of each."""
     start = time.monotonic()
-    outcome, output = _run_tests(tests, copy, env, None)
+    outcome, output = _run_tests(tests, copy, env, timeout)
     tests_seconds = time.monotonic() - start
     if outcome != "survived":
         what = "could not be run" if outcome == "error" else "fail on the original code"
@@ -275,6 +282,12 @@ def mutate(target: str, tests: str, *, root: str | os.PathLike[str] | None = Non
     must pass on the original: otherwise :class:`~specexact.errors.InvalidArgument`
     (or :class:`~specexact.errors.Undecided` when its audit reaches no verdict).
     """
+    if os.environ.get(MUTANT_ENV):
+        msg = (f"mutate() called inside a mutation run ({MUTANT_ENV}="
+               f"{os.environ[MUTANT_ENV]}): the test that runs it is part of its own "
+               "test command; leave it out of the command, or use the specexact_mutate "
+               "fixture, which skips there")
+        raise InvalidArgument(msg)
     if not isinstance(tests, str) or not tests.strip():
         msg = f"tests={tests!r} must be a shell command, like 'python -m pytest -q tests'"
         raise InvalidArgument(msg)
@@ -297,7 +310,7 @@ def mutate(target: str, tests: str, *, root: str | os.PathLike[str] | None = Non
         shutil.copytree(base, copy, ignore=_IGNORED, symlinks=True)
         env = _environment(copy, base)
         tests_seconds, audit_base = _check_original(spec, copy, env, tests, audit_args,
-                                                    audit_seconds)
+                                                    timeout, audit_seconds)
         limit = timeout if timeout is not None else max(10.0, 5 * tests_seconds)
         audit_limit = audit_seconds if audit_seconds is not None \
             else max(60.0, 10 * audit_base)
@@ -305,6 +318,7 @@ def mutate(target: str, tests: str, *, root: str | os.PathLike[str] | None = Non
         written = copy / relative
         for i, mutant in enumerate(mutants):
             written.write_text(mutant.source)
+            env[MUTANT_ENV] = mutant.id
             outcome, output = _run_tests(tests, copy, env, limit)
             verdict, detail = _audit(spec, copy, env, audit_args, audit_limit)
             result = MutantResult(mutant, outcome,
