@@ -5,7 +5,6 @@ faster than its distance to 100 random reference distributions."""
 
 import torch
 import torch.nn.functional as F
-
 from rejection_sampler import rejection_sample
 
 

@@ -143,7 +143,7 @@ def test_methods_and_wrong_names():
     source = "class S:\n    def run(self, p, q, rng):\n        return rng.random() < p[0]\n"
     (mutant,) = find_mutants(source, "S.run", operators=get_operators(["lt-to-le"]))
     assert mutant.id == "M1" and mutant.location == "<source>:3"
-    with pytest.raises(InvalidArgument, match="no function 'S.rn'"):
+    with pytest.raises(InvalidArgument, match=r"no function 'S\.rn'"):
         find_mutants(source, "S.rn")
     with pytest.raises(InvalidArgument, match="did you mean 'lt-to-le'"):
         get_operators(["lt-to-lee"])

@@ -119,14 +119,32 @@ class _Scope:
     code: Callable[[cst.CSTNode], str] = field(default=lambda node: "")
 
     def is_uniform(self, node: cst.CSTNode) -> bool:
-        """Whether ``node`` reads a uniform: a random call, or a name bound to one."""
-        if any(_callee(c) in _RANDOM_CALLS for c in m.findall(node, m.Call())):
-            return True
-        return any(n in self.uniforms or _UNIFORM_NAME.search(n) for n in _names_in(node))
+        """Whether ``node`` reads a uniform as a number: a random call, or a name bound to
+        one, outside any comparison (``u < a`` is a decision, not a uniform)."""
+        reader = _UniformReader(self.uniforms)
+        node.visit(reader)
+        return reader.found
 
     def in_loop_var(self, node: cst.CSTNode) -> bool:
         bound = set().union(*self.loop_vars) if self.loop_vars else set()
         return bool(_names_in(node) & bound)
+
+
+class _UniformReader(cst.CSTVisitor):
+    def __init__(self, uniforms: set[str]) -> None:
+        super().__init__()
+        self.uniforms = uniforms
+        self.found = False
+
+    def visit_Comparison(self, node: cst.Comparison) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or _callee(node) in _RANDOM_CALLS
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.uniforms \
+            or bool(_UNIFORM_NAME.search(node.value))
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:
@@ -194,7 +212,7 @@ def _swap_ops(table: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]]
             new_op = table.get(type(target.operator))
             if new_op is None or _uniform_side(scope, left, target.comparator) is None:
                 continue
-            op = target.operator
+            op: Any = target.operator  # each of them has the two whitespaces
             replaced = new_op(whitespace_before=op.whitespace_before,  # type: ignore[call-arg]
                               whitespace_after=op.whitespace_after)
             comparisons = list(node.comparisons)
@@ -426,6 +444,7 @@ def _accept_if_p_ge_q(node: Any, scope: _Scope) -> list[Site]:
         cst.GreaterThanEqual(), q.with_changes(lpar=(), rpar=()))]))]
 
 
+#: Every operator, in the order mutants are listed at one line.
 OPERATORS: tuple[Operator, ...] = (
     Operator("lt-to-le", "u < x becomes u <= x: a uniform of 0 accepts a draft with p = 0",
              ("inclusive-uniform",), _swap_ops(_FLIP)),

@@ -35,7 +35,8 @@ def report_human(report: MutationReport, *, diffs: bool | None = None) -> str:
              _VERDICT[r.verdict]) for r in results]
     non_equivalent = len(report.non_equivalent)
     headline = {"pass": "PASS", "fail": "FAIL", "undecided": "UNDECIDED"}[report.outcome]
-    lines = [f"{headline}  mutation testing of {report.target}: {len(results)} mutants, "
+    lines = [f"{headline}  mutation testing of {report.target}: {len(results)} "
+             f"mutant{'' if len(results) == 1 else 's'}, "
              f"tests: {report.tests}", "",
              render_table(("id", "operator", "location", "tests", "specexact"), rows,
                           align="left"), "",

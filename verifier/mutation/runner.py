@@ -18,8 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, final
@@ -176,22 +176,15 @@ def _run(command: Sequence[str] | str, cwd: Path, env: dict[str, str],
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with _quietly():
+        with suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         out, err = process.communicate()
         return None, out + err
     finally:
-        with _quietly():  # whatever the command left running in its session
+        # whatever the command left running in its session
+        with suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
     return process.returncode, out + err
-
-
-@contextmanager
-def _quietly() -> Iterator[None]:
-    try:
-        yield
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _run_tests(command: str, copy: Path, env: dict[str, str],

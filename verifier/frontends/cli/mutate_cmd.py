@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from specexact.errors import InvalidArgument
@@ -29,9 +30,9 @@ plot could not be written
 _OWN = ("--json", "--max-seconds", "-q", "--quiet", "-v", "--verbose", "-h", "--help")
 
 
-def add_mutate_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+def add_mutate_parser(sub: Any, common: Sequence[argparse.ArgumentParser]) -> None:
     mutate = sub.add_parser(
-        "mutate", parents=common,
+        "mutate", parents=list(common),
         help="mutation-test your own sampler tests with the catalogue's bug classes",
         description="Plant the catalogue's bug classes in TARGET's source, one mutant at a "
                     "time; run your test command and specexact's audit on each; report "
