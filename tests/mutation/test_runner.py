@@ -107,6 +107,9 @@ def test_usage_errors(project, monkeypatch):
     code, _, err = run_cli("mutate", "sampler.py:textbook", "--tests", "true",
                            "--audit", "--json --seed 1")
     assert code == 2 and "--audit must not hold --json" in err
+    code, _, err = run_cli("mutate", "sampler.py:textbook", "--tests", "true",
+                           "--audit", "--statistical --samples 100")
+    assert code == 2 and "mutate judges each mutant exactly" in err
     code, _, err = run_cli("mutate", "sampler.py:textbok", "--tests", "true")
     assert code == 2 and "did you mean textbook" in err
     code, _, err = run_cli("mutate", "sampler:textbook", "--tests", "true")
@@ -117,3 +120,21 @@ def test_usage_errors(project, monkeypatch):
     monkeypatch.setenv(MUTANT_ENV, "M1")
     with pytest.raises(InvalidArgument, match="inside a mutation run"):
         mutate("sampler.py:textbook", "true")
+
+
+def test_timeouts_count_as_killed_errors_do_not_and_an_unwritable_plot_exits_3(project):
+    # The command sleeps on M1 (stopped at --timeout, with its process group) and exits
+    # 127 on M2, the shell's "command not found"; the original passes.
+    script = ("import os, sys, time; m = os.environ['SPECEXACT_MUTANT']; "
+              "time.sleep(60) if m == 'M1' else sys.exit(127 if m == 'M2' else 0)")
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
+    code, out, err = run_cli("mutate", "sampler.py:textbook", "--tests", command,
+                             "--operators", "lt-to-le,ratio-to-one", "--timeout", "5",
+                             "--audit", FAST_AUDIT, "--json",
+                             "--plot", str(project / "missing" / "plot.png"))
+    assert code == 3 and "cannot write the plot" in err, err
+    data = json.loads(out)
+    assert [(m["id"], m["tests"], m["specexact"]) for m in data["mutants"]] == [
+        ("M1", "timeout", "fail"), ("M2", "error", "fail")]
+    assert data["scores"]["tests"] == {"numerator": 1, "denominator": 2, "score": "1/2"}
+    assert data["survivors"] == ["M2"]

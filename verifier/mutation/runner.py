@@ -46,6 +46,7 @@ _IGNORED = shutil.ignore_patterns(".git", ".hg", ".svn", ".venv", "venv", ".tox"
 #: Exit codes of a shell whose command could not be run (not executable, not found).
 _NOT_RUN = (126, 127)
 _TAIL_LINES = 15
+_BACKSTOP_S = 60.0
 
 
 @final
@@ -206,8 +207,13 @@ def _audit(spec: str, copy: Path, env: dict[str, str], audit_args: Sequence[str]
     command = [sys.executable, "-m", "specexact", "audit", spec, "--json", *audit_args]
     if seconds is not None:
         command += ["--max-seconds", f"{seconds:g}"]
-    process = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True,
-                             check=False)
+    try:
+        # --max-seconds stops the audit; the process's own limit is only a backstop.
+        process = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True,
+                                 check=False, timeout=None if seconds is None
+                                 else seconds + _BACKSTOP_S)
+    except subprocess.TimeoutExpired:
+        return "undecided", f"the audit did not end within {seconds:g} s"
     code = process.returncode
     try:
         data = json.loads(process.stdout)

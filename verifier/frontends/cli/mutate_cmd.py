@@ -28,6 +28,8 @@ plot could not be written
 
 #: audit options the mutate command sets itself for each mutant's audit.
 _OWN = ("--json", "--max-seconds", "-q", "--quiet", "-v", "--verbose", "-h", "--help")
+#: audit options of the sampled (statistical) audit, whose pass proves nothing exact.
+_SAMPLED = ("--statistical", "--batched", "--samples")
 
 
 def add_mutate_parser(sub: Any, common: Sequence[argparse.ArgumentParser]) -> None:
@@ -82,6 +84,11 @@ def _audit_args(text: str) -> list[str]:
     if own:
         msg = (f"--audit must not hold {', '.join(own)}: mutate runs each audit with "
                "--json and --audit-seconds itself")
+        raise UsageError(msg)
+    sampled = [a for a in args if a.split("=", 1)[0] in _SAMPLED]
+    if sampled:
+        msg = (f"--audit must not hold {', '.join(sampled)}: mutate judges each mutant "
+               "exactly, and a sampled audit's pass does not make a mutant equivalent")
         raise UsageError(msg)
     try:
         build_parser().parse_args(["audit", "file.py:function", *args])
