@@ -11,8 +11,14 @@ and does not count against the tests.
 from __future__ import annotations
 
 from specexact.mutation.operators import OPERATORS, Mutant, Operator, find_mutants, get_operators
-from specexact.mutation.report import plot_scores, report_human, report_json
-from specexact.mutation.runner import MUTANT_ENV, MutantResult, MutationReport, mutate
+from specexact.mutation.report import (
+    MutantResult,
+    MutationReport,
+    plot_scores,
+    report_human,
+    report_json,
+)
+from specexact.mutation.runner import MUTANT_ENV, mutate
 
 __all__ = [
     "MUTANT_ENV",

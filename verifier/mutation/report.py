@@ -1,16 +1,98 @@
-"""A mutation run as text for people, JSON for programs, and a bar chart."""
+"""A mutation run's report: each mutant's outcomes, the two scores, and the report as
+text for people, JSON for programs, and a bar chart."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, final
 
 from specexact.errors import MissingDependency
-from specexact.mutation.runner import MutantResult, MutationReport
+from specexact.mutation.operators import Mutant, Operator
 from specexact.tables import render_table
 
-__all__ = ["plot_scores", "report_human", "report_json"]
+__all__ = ["MutantResult", "MutationReport", "plot_scores", "report_human", "report_json"]
+
+TestOutcome = Literal["killed", "survived", "timeout", "error"]
+AuditVerdict = Literal["pass", "fail", "undecided"]
+
+
+@final
+@dataclass(frozen=True)
+class MutantResult:
+    """A mutant, what the user's tests did to it, and specexact's verdict on it.
+
+    ``tests``: killed (the command exited non-zero), survived (exit 0), timeout, or
+    error (the command could not be run).  ``verdict``: pass (the mutant preserves
+    the target: equivalent), fail, or undecided.  ``detail``: the audit's reason
+    (``biased, TV = 1/4``) or why there is no verdict.
+    """
+
+    mutant: Mutant
+    tests: TestOutcome
+    verdict: AuditVerdict
+    detail: str | None
+    tests_output: str
+
+    @property
+    def equivalent(self) -> bool:
+        """specexact passes the mutant: it is not a gap in the tests."""
+        return self.verdict == "pass"
+
+    @property
+    def detected(self) -> bool:
+        """The tests caught the mutant (a timeout counts, as in mutmut and Stryker)."""
+        return self.tests in ("killed", "timeout")
+
+
+@final
+@dataclass(frozen=True)
+class MutationReport:
+    """The mutants of ``target`` and their outcomes, with the two mutation scores."""
+
+    target: str
+    tests: str
+    audit_args: tuple[str, ...]
+    operators: tuple[Operator, ...]
+    results: tuple[MutantResult, ...]
+
+    @property
+    def non_equivalent(self) -> tuple[MutantResult, ...]:
+        """The mutants specexact does not pass (FAIL or UNDECIDED)."""
+        return tuple(r for r in self.results if not r.equivalent)
+
+    @property
+    def killed(self) -> tuple[MutantResult, ...]:
+        """Non-equivalent mutants the tests caught."""
+        return tuple(r for r in self.non_equivalent if r.detected)
+
+    @property
+    def survivors(self) -> tuple[MutantResult, ...]:
+        """Non-equivalent mutants the tests let through."""
+        return tuple(r for r in self.non_equivalent if not r.detected)
+
+    @property
+    def failed(self) -> tuple[MutantResult, ...]:
+        """Mutants specexact refutes."""
+        return tuple(r for r in self.results if r.verdict == "fail")
+
+    @property
+    def outcome(self) -> Literal["pass", "fail", "undecided"]:
+        """fail when a mutant specexact refutes survives the tests; undecided when only
+        mutants without a verdict survive; pass otherwise."""
+        if any(r.verdict == "fail" for r in self.survivors):
+            return "fail"
+        if self.survivors:
+            return "undecided"
+        return "pass"
+
+    def assert_killed(self) -> None:
+        """Raise AssertionError, with the table, when a non-equivalent mutant survives."""
+        if self.survivors:
+            raise AssertionError(report_human(self))
+
+
 
 _VERDICT = {"pass": "PASS (equivalent)", "fail": "FAIL", "undecided": "UNDECIDED"}
 

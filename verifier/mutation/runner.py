@@ -20,23 +20,20 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, final
+from typing import Literal
 
 from specexact.errors import InvalidArgument, Undecided
-from specexact.mutation.operators import Mutant, Operator, find_mutants, get_operators
+from specexact.mutation.operators import find_mutants, get_operators
+from specexact.mutation.report import AuditVerdict, MutantResult, MutationReport, TestOutcome
 
-__all__ = ["MUTANT_ENV", "MutantResult", "MutationReport", "mutate"]
+__all__ = ["MUTANT_ENV", "mutate"]
 
 #: Set in the environment of every command a mutation run starts: the mutant's id
 #: (``M3``), or ``original`` for the run on the unmutated copy.  A test that runs
 #: ``specexact mutate`` itself skips when it is set (the ``specexact_mutate`` fixture
 #: does), so the mutation test does not mutate again inside its own runs.
 MUTANT_ENV = "SPECEXACT_MUTANT"
-
-TestOutcome = Literal["killed", "survived", "timeout", "error"]
-AuditVerdict = Literal["pass", "fail", "undecided"]
 
 #: Folders never copied: version control, environments, caches, build outputs.
 _IGNORED = shutil.ignore_patterns(".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox",
@@ -47,83 +44,6 @@ _IGNORED = shutil.ignore_patterns(".git", ".hg", ".svn", ".venv", "venv", ".tox"
 _NOT_RUN = (126, 127)
 _TAIL_LINES = 15
 _BACKSTOP_S = 60.0
-
-
-@final
-@dataclass(frozen=True)
-class MutantResult:
-    """A mutant, what the user's tests did to it, and specexact's verdict on it.
-
-    ``tests``: killed (the command exited non-zero), survived (exit 0), timeout, or
-    error (the command could not be run).  ``verdict``: pass (the mutant preserves
-    the target: equivalent), fail, or undecided.  ``detail``: the audit's reason
-    (``biased, TV = 1/4``) or why there is no verdict.
-    """
-
-    mutant: Mutant
-    tests: TestOutcome
-    verdict: AuditVerdict
-    detail: str | None
-    tests_output: str
-
-    @property
-    def equivalent(self) -> bool:
-        """specexact passes the mutant: it is not a gap in the tests."""
-        return self.verdict == "pass"
-
-    @property
-    def detected(self) -> bool:
-        """The tests caught the mutant (a timeout counts, as in mutmut and Stryker)."""
-        return self.tests in ("killed", "timeout")
-
-
-@final
-@dataclass(frozen=True)
-class MutationReport:
-    """The mutants of ``target`` and their outcomes, with the two mutation scores."""
-
-    target: str
-    tests: str
-    audit_args: tuple[str, ...]
-    operators: tuple[Operator, ...]
-    results: tuple[MutantResult, ...]
-
-    @property
-    def non_equivalent(self) -> tuple[MutantResult, ...]:
-        """The mutants specexact does not pass (FAIL or UNDECIDED)."""
-        return tuple(r for r in self.results if not r.equivalent)
-
-    @property
-    def killed(self) -> tuple[MutantResult, ...]:
-        """Non-equivalent mutants the tests caught."""
-        return tuple(r for r in self.non_equivalent if r.detected)
-
-    @property
-    def survivors(self) -> tuple[MutantResult, ...]:
-        """Non-equivalent mutants the tests let through."""
-        return tuple(r for r in self.non_equivalent if not r.detected)
-
-    @property
-    def failed(self) -> tuple[MutantResult, ...]:
-        """Mutants specexact refutes."""
-        return tuple(r for r in self.results if r.verdict == "fail")
-
-    @property
-    def outcome(self) -> Literal["pass", "fail", "undecided"]:
-        """fail when a mutant specexact refutes survives the tests; undecided when only
-        mutants without a verdict survive; pass otherwise."""
-        if any(r.verdict == "fail" for r in self.survivors):
-            return "fail"
-        if self.survivors:
-            return "undecided"
-        return "pass"
-
-    def assert_killed(self) -> None:
-        """Raise AssertionError, with the table, when a non-equivalent mutant survives."""
-        if self.survivors:
-            from specexact.mutation.report import report_human
-
-            raise AssertionError(report_human(self))
 
 
 def _split_target(target: str, root: Path | None) -> tuple[Path, str, Path]:

@@ -363,7 +363,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "mutate":
         from specexact.frontends.cli.mutate_cmd import run_mutate
 
-        return run_mutate(args, out=out, err=err)
+        return run_mutate(args, out=out, err=err, parser=build_parser)
     msg = f"unknown command {args.command!r}"
     raise UsageError(msg)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from specexact.errors import InvalidArgument
@@ -71,30 +71,29 @@ def add_mutate_parser(sub: Any, common: Sequence[argparse.ArgumentParser]) -> No
                              "matplotlib)")
 
 
-def _audit_args(text: str) -> list[str]:
-    """The --audit options, split like a shell and checked by the audit's own parser."""
-    from specexact.frontends.cli.main import UsageError, build_parser
-
+def _audit_args(text: str, parser: Callable[[], argparse.ArgumentParser]) -> list[str]:
+    """The --audit options, split like a shell and checked by the audit's own parser
+    (``parser()`` builds the command's parser)."""
     try:
         args = shlex.split(text)
     except ValueError as exc:
         msg = f"--audit {text!r}: {exc}"
-        raise UsageError(msg) from None
+        raise InvalidArgument(msg) from None
     own = [a for a in args if a.split("=", 1)[0] in _OWN]
     if own:
         msg = (f"--audit must not hold {', '.join(own)}: mutate runs each audit with "
                "--json and --audit-seconds itself")
-        raise UsageError(msg)
+        raise InvalidArgument(msg)
     sampled = [a for a in args if a.split("=", 1)[0] in _SAMPLED]
     if sampled:
         msg = (f"--audit must not hold {', '.join(sampled)}: mutate judges each mutant "
                "exactly, and a sampled audit's pass does not make a mutant equivalent")
-        raise UsageError(msg)
+        raise InvalidArgument(msg)
     try:
-        build_parser().parse_args(["audit", "file.py:function", *args])
-    except UsageError as exc:
+        parser().parse_args(["audit", "file.py:function", *args])
+    except Exception as exc:  # the parser's usage error, whatever its class
         msg = f"--audit {text!r}: {str(exc).splitlines()[0]}"
-        raise UsageError(msg) from None
+        raise InvalidArgument(msg) from None
     return args
 
 
@@ -110,8 +109,11 @@ def _progress(err: TextIO, quiet: bool) -> Any:
     return show
 
 
-def run_mutate(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
-    """Run ``specexact mutate``; write the report (and the plot); the exit code."""
+def run_mutate(args: argparse.Namespace, *, out: TextIO, err: TextIO,
+               parser: Callable[[], argparse.ArgumentParser]) -> int:
+    """Run ``specexact mutate``; write the report (and the plot); the exit code.
+
+    ``parser()`` is the command's parser, which checks the ``--audit`` options."""
     from specexact.mutation import mutate, plot_scores, report_human, report_json
 
     for flag, value in (("--timeout", args.timeout), ("--audit-seconds", args.audit_seconds)):
@@ -124,7 +126,7 @@ def run_mutate(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
         msg = "--operators names no operator"
         raise InvalidArgument(msg)
     report = mutate(args.target, args.tests, root=args.root, operators=operators,
-                    audit_args=_audit_args(args.audit), timeout=args.timeout,
+                    audit_args=_audit_args(args.audit, parser), timeout=args.timeout,
                     audit_seconds=args.audit_seconds,
                     progress=_progress(err, args.quiet or args.json))
     code = {"pass": 0, "fail": 1, "undecided": 2}[report.outcome]
