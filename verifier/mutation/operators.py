@@ -97,11 +97,11 @@ def _last_name(node: cst.CSTNode) -> str | None:
 
 
 def _is_zero(node: cst.CSTNode) -> bool:
-    return isinstance(node, (cst.Integer, cst.Float)) and float(node.value) == 0
+    return isinstance(node, (cst.Integer, cst.Float)) and node.evaluated_value == 0
 
 
 def _is_one(node: cst.CSTNode) -> bool:
-    return isinstance(node, (cst.Integer, cst.Float)) and float(node.value) == 1
+    return isinstance(node, (cst.Integer, cst.Float)) and node.evaluated_value == 1
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
