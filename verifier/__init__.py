@@ -13,6 +13,7 @@ distribution -> verdict -> report, and the package is layered the same way:
 * :mod:`specexact.torch`: torch code run exactly;
 * :mod:`specexact.statistical`: sampled audits and the power of statistical tests;
 * :mod:`specexact.audit`: one audit policy, each kind of code one record, the reports;
+* :mod:`specexact.mutation`: mutation testing of an engine's own sampler tests;
 * :mod:`specexact.frontends`: assertions, the pytest plugin, the CLI.
 
 Every public name is re-exported here; import it from ``specexact``.
@@ -72,6 +73,7 @@ if _typing.TYPE_CHECKING:
         assert_preserves_target,
         assert_step_preserves_target,
     )
+    from specexact.mutation import MutationReport, mutate
     from specexact.numbers import as_distribution, to_fraction
     from specexact.statistical import (
         NeededSamples,
@@ -234,6 +236,8 @@ _HOMES: dict[str, str] = {
     "target_distribution": "specexact.steps",
     "target_text_law": "specexact.crossvocab",
     "test_power": "specexact.statistical",
+    "mutate": "specexact.mutation",
+    "MutationReport": "specexact.mutation",
     "to_fraction": "specexact.numbers",
     "torch_output_distribution": "specexact.torch",
     "torch_randomness_reason": "specexact.torch",
@@ -286,6 +290,7 @@ __all__ = [
     "LogitBias",
     "MinNewTokens",
     "MissingDependency",
+    "MutationReport",
     "NeededSamples",
     "NoRepeatNGram",
     "Power",
@@ -340,6 +345,7 @@ __all__ = [
     "format_table",
     "iid_acceptance",
     "iid_expected_tokens",
+    "mutate",
     "numpy_output_distribution",
     "output_distribution",
     "prove",

@@ -11,6 +11,12 @@
 * Hypothesis: without ``--specexact-seed``, ``--hypothesis-seed`` seeds the
   search; with ``--hypothesis-profile``, the loaded profile's settings
   (max_examples, database, phases) are handed to the search.
+* The ``specexact_mutate`` fixture runs :func:`specexact.mutate` from a test
+  (``specexact_mutate("sampler.py:fn", tests="python -m pytest -q tests/x.py")``,
+  the project root defaulting to pytest's rootdir) and returns the
+  :class:`~specexact.mutation.MutationReport`; ``report.assert_killed()`` fails the
+  test with the table of mutants when one survives.  The fixture skips the test
+  inside a mutation run of its own, so the command may include it.
 * ``assert law == p`` on a :class:`~specexact.Distribution` shows an exact
   per-token diff; like the witness tables of failed assertions, it leaves
   out identical outcomes beyond the first few unless pytest runs with ``-vv``.
@@ -18,7 +24,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Hashable, Mapping
+import os
+from collections.abc import Callable, Generator, Hashable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -147,6 +154,24 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         return
     with assertions.option_defaults(**overrides):
         yield
+
+
+@pytest.fixture
+def specexact_mutate(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``specexact_mutate(target, tests, **options)`` -> the
+    :class:`~specexact.mutation.MutationReport` of :func:`specexact.mutate`, with
+    ``root`` defaulting to pytest's rootdir; skips inside a mutation run."""
+    from specexact.mutation import MUTANT_ENV, mutate
+
+    if os.environ.get(MUTANT_ENV):
+        pytest.skip(f"inside specexact mutate's own run ({MUTANT_ENV}="
+                    f"{os.environ[MUTANT_ENV]})")
+
+    def run(target: str, tests: str, **options: Any) -> Any:
+        options.setdefault("root", request.config.rootpath)
+        return mutate(target, tests, **options)
+
+    return run
 
 
 # --------------------------------------------------------------------------

@@ -199,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     from specexact.frontends.cli.power_cmd import add_power_parser
 
     add_power_parser(sub, common)
+    from specexact.frontends.cli.mutate_cmd import add_mutate_parser
+
+    add_mutate_parser(sub, common)
     return parser
 
 
@@ -363,6 +366,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from specexact.frontends.cli.power_cmd import run_power
 
         return run_power(args, out=out, err=err)
+    if args.command == "mutate":
+        from specexact.frontends.cli.mutate_cmd import run_mutate
+
+        return run_mutate(args, out=out, err=err, parser=build_parser)
     msg = f"unknown command {args.command!r}"
     raise UsageError(msg)
 
