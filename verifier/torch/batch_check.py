@@ -18,6 +18,7 @@ compares rational laws; none samples.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -82,17 +83,17 @@ class BatchCase:
     at: tuple[int, ...] = (0,)
     variants: tuple[Any, ...] = ()
 
-    @property
+    @builtins.property
     def batch(self) -> int:
         return max([len(self.rows), *(len(v[0]) if isinstance(v, tuple) and v and
                                       isinstance(v[0], tuple) else 0
                                       for v in self.variants)])
 
-    @property
+    @builtins.property
     def vocab(self) -> int:
         return self.rows[0].vocab
 
-    @property
+    @builtins.property
     def size(self) -> tuple[int, int, int]:
         """(B, drafts, V): what 'smallest' means for a witness."""
         return (self.batch, max(r.drafts for r in self.rows), self.vocab)
@@ -251,8 +252,9 @@ def _seeds(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdi
     differ = ZERO
     moved = ZERO
     for outcome, weight in law.items():
-        tokens = {o for o, _ in outcome}
-        positions = {n for _, n in outcome}
+        pairs: tuple[Any, ...] = tuple(outcome)  # type: ignore[arg-type]
+        tokens = {o for o, _ in pairs}
+        positions = {n for _, n in pairs}
         if len(tokens) > 1:
             differ += weight
         elif len(positions) > 1:
