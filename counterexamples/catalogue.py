@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from specexact.counterexamples import batch_kernels as bk
 from specexact.counterexamples import multidraft, pipeline_rules
 from specexact.counterexamples import samplers as s
 from specexact.counterexamples.crossvocab_rules import CROSSVOCAB_RULES
@@ -51,7 +52,7 @@ class Entry:
     """
 
     name: str
-    kind: Literal["sampler", "step", "cross-vocab"]
+    kind: Literal["sampler", "step", "cross-vocab", "batch"]
     lossless: bool
     rule: Callable[..., Any]
     summary: str
@@ -64,6 +65,8 @@ class Entry:
     target_kind: str = "any"
     #: Steps: the processors and stopping the rule is judged under (a ProcessorPipeline).
     processors: Any = None
+    #: The vocabulary sizes the audit judges (None: the kind's default).
+    vocab_sizes: tuple[int, int] | None = None
 
 
 def _sampler(name: str, rule: Callable[..., Any], summary: str, source: str | None,
@@ -250,6 +253,57 @@ _LOSSY_BY_DESIGN = (
 )
 
 
+def _batch(name: str, fn: Callable[..., Any], gamma: int, lossless: bool, summary: str,
+           source: str, *, faithful: bool = False) -> Entry:
+    """A batch kernel (``--signature batch``) judged at ``gamma`` drafts and V = 2; the
+    witness is the audit's own (the smallest failing case of the batch panel)."""
+    from specexact.torch.batch import BatchKernel
+
+    kernel = BatchKernel(fn, k=gamma, faithful=faithful)
+    return Entry(name, "batch", lossless, kernel, summary, source, None, vocab_sizes=(2, 2))
+
+
+_SECTION_11 = "reference sheet, section 11"
+_BATCH_ENTRIES = (
+    _batch("batch-vllm-rejection", bk.vllm_rejection, 2, True,
+           "vLLM's native rejection sampler over a batch: one request at a time with its own "
+           "generator, a uniform per drafted position, the residual on rejection, the bonus "
+           "after the last real draft. Every batch property holds.",
+           "vLLM v1 rejection sampler (native path)"),
+    _batch("batch-flashinfer-chain", bk.flashinfer_chain, 2, True,
+           "FlashInfer's chain speculative sampling in torch: the batch's uniforms in one "
+           "tensor (each row's from its own generator), acceptance as a cumulative product "
+           "masked by the padding, then the correction token. Every batch property holds.",
+           "FlashInfer chain_speculative_sampling"),
+    *(_batch(f"batch-block-verification-gamma{g}", bk.block_verification, g, True,
+             "Block verification (Sun et al.) per request with an independent uniform per "
+             "position: path weights min(1, w p/q), kept from the deepest position back with "
+             "h_i = s_i / (s_i + 1 - w_i). Lossless.",
+             "Sun et al., ICLR 2025; vLLM #40819") for g in (2, 3)),
+    _batch("batch-mixed-seeded-empty-like", bk.mixed_batch_empty_like, 2, False,
+           "vLLM v0's recovered-token noise in torch.empty_like, filled per seeded request "
+           "and for the whole batch only when no request is seeded: an unseeded row next to "
+           "a seeded one reads uninitialised memory.",
+           f"{_SECTION_11}; vLLM v0 mixed seeded/unseeded batch"),
+    _batch("batch-placeholder-accepted", bk.placeholder_accepted, 2, False,
+           "Acceptance computed at every position, padding included: the -1 placeholder is "
+           "read as a token id and can be accepted, so a padded position emits.",
+           "vLLM #46533; FlashInfer #879"),
+    _batch("batch-shared-stream", bk.shared_stream, 2, False,
+           "Unseeded requests draw from one stream state, so their uniforms are the same "
+           "draws: each row's law is right, the rows are dependent.",
+           "TensorRT-LLM #19487"),
+    _batch("batch-ignored-seeds", bk.ignored_seeds, 2, False,
+           "Per-request generators ignored under speculative decoding: every row draws "
+           "from the global generator, so a seed does not fix a request's tokens.",
+           "vLLM #6038 (its test never checked seeds, #6743)"),
+    _batch("batch-half-when-batched", bk.trtllm_half_when_batched, 1, False,
+           "A batched fast path computing in float16 when B > 1: a row's law depends on "
+           "the batch size (seen in the faithful float32 run).",
+           "vLLM RFC #54506; MLX-LM #1423", faithful=True),
+)
+
+
 def _step_entries(rules: Sequence[Any] = STEP_RULES) -> tuple[Entry, ...]:
     return tuple(Entry(rule.name, "step", rule.lossless, rule.rule, rule.summary,
                        rule.source, rule.witness, stateful=rule.stateful,
@@ -270,7 +324,8 @@ def _crossvocab_entries() -> tuple[Entry, ...]:
 _ENTRIES: tuple[Entry, ...] = tuple(
     sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries(),
             *_step_entries(PROCESSOR_RULES), *_step_entries(ALGORITHM_STEP_RULES),
-            *_new_sampler_entries(ALGORITHM_SAMPLER_RULES), *_crossvocab_entries()),
+            *_new_sampler_entries(ALGORITHM_SAMPLER_RULES), *_crossvocab_entries(),
+            *_BATCH_ENTRIES),
            key=lambda e: (not e.lossless, e.lossy_by_design, e.kind)))
 
 

@@ -12,6 +12,7 @@ assertions) only parse, call this and print.
 from __future__ import annotations
 
 from specexact.audit.kinds import (
+    BATCH,
     CROSS_VOCAB,
     DEFAULT_HORIZON,
     FLOAT,
@@ -40,6 +41,7 @@ from specexact.audit.signature import describe_arity_problem, describe_callable,
 from specexact.audit.torch_code import TORCH_SIGNATURES, TorchCode, TorchSignature
 
 __all__ = [
+    "BATCH",
     "CROSS_VOCAB",
     "DEFAULT_HORIZON",
     "DEFAULT_SEED",

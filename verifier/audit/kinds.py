@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the options name a kind, and check themselves against its r
     from specexact.audit.options import AuditOptions, AuditResult, Finding
 
 __all__ = [
+    "BATCH",
     "CROSS_VOCAB",
     "DEFAULT_HORIZON",
     "FLOAT",
@@ -81,6 +82,9 @@ class Kind:
     has_horizon: bool = False
     #: Named by ``--kind`` (float code is reached through ``--floats`` instead).
     selectable: bool = True
+    #: What the JSON report adds from :attr:`AuditResult.details` (batches: each
+    #: property's verdict), or None.
+    details: Callable[[AuditResult], dict[str, Any]] | None = None
 
     def uniform(self, options: AuditOptions) -> Uniform:
         """What ``rng.random()`` returns in this audit: ``options.uniform``, else what
@@ -186,6 +190,14 @@ def _judge_crossvocab(fn: Callable[..., Any], witness: Any, options: AuditOption
                                  budget=options.budget, uniform_bits=uniform.bits)
 
 
+def _search_batch(fn: Callable[..., Any], options: AuditOptions, uniform: Uniform,
+                  variants: Variants, common: dict[str, Any]) -> Any:
+    from specexact.properties.batch_search import search_batch
+
+    return search_batch(fn, vocab_sizes=common["vocab_sizes"], budget=common["budget"],
+                        progress=common["progress"])
+
+
 def _grid(bits: int) -> Uniform:
     return Uniform.grid(bits)
 
@@ -230,7 +242,19 @@ CROSS_VOCAB = Kind(
     witness_lines=render.crossvocab_lines, witness_json=render.crossvocab_json,
     has_horizon=True)
 
-_REGISTRY: dict[str, Kind] = {kind.name: kind for kind in (SAMPLER, FLOAT, STEP, CROSS_VOCAB)}
+#: ``fn(draft_token_ids, draft_probs, target_probs, generators) -> [B, k + 1]``: a batch
+#: of requests verified in one call (torch code, ``--signature batch``), judged on five
+#: properties (row law, independence, padding, batch invariance, seeds) over a panel.
+BATCH = Kind(
+    name="batch", reported="batch", arguments=("draft_token_ids", "draft_probs",
+                                               "target_probs", "generators"),
+    default_sizes=(2, 3), options=frozenset(), bits_mean=_grid, default_uniform=CONTINUOUS,
+    search=_search_batch, judge=None,
+    witness_lines=render.batch_lines, witness_json=render.batch_json,
+    selectable=False, details=render.batch_properties_json)
+
+_REGISTRY: dict[str, Kind] = {kind.name: kind for kind in (SAMPLER, FLOAT, STEP, CROSS_VOCAB,
+                                                           BATCH)}
 #: Every kind, by name (a read-only view; :func:`register_kind` adds one).
 KINDS: Mapping[str, Kind] = MappingProxyType(_REGISTRY)
 

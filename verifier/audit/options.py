@@ -199,6 +199,8 @@ class AuditResult:
     minimality: Any = None
     #: Float audits: the mode in words ("floats (float64)", "grid (24-bit uniform)").
     mode: str | None = None
+    #: What the kind's search reports beyond the witness (batches: each property's tally).
+    details: Any = None
 
     @property
     def passed(self) -> bool:

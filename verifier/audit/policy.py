@@ -63,13 +63,13 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     covered = result.covered + note
     if result.status == "pass":
         return AuditResult(kind.name, label, opts, result.cases, None, covered,
-                           result.horizon, mode=mode)
+                           result.horizon, mode=mode, details=result.witness)
     covered += _where_it_shows(fn, kind, opts, result, variants, uniform)
     witness = result.witness if result.witness is not None \
         else _witness_from(result.verdict)
     found = Finding(kind.name, witness, result.verdict)
     return AuditResult(kind.name, label, opts, result.cases, found, covered, result.horizon,
-                       result.minimality, mode)
+                       result.minimality, mode, result.witness if kind.details else None)
 
 
 def float_mode(options: AuditOptions, uniform: Uniform) -> str:

@@ -22,6 +22,9 @@ from specexact.witness import (
 )
 
 __all__ = [
+    "batch_json",
+    "batch_lines",
+    "batch_properties_json",
     "crossvocab_json",
     "crossvocab_lines",
     "float_json",
@@ -178,3 +181,79 @@ def crossvocab_json(result: AuditResult, found: Finding) -> dict[str, Any]:
     if found.crash is not None:
         data["crash"] = found.crash
     return data
+
+
+# -- batches --------------------------------------------------------------------
+
+
+def _batch_row_lines(b: int, row: Any, k: int) -> list[str]:
+    generator = "its own torch.Generator" if row.seeded else "None (the global generator)"
+    label = f" ({row.label})" if row.label else ""
+    lines = [f"  row {b}{label}: {row.drafts} of {k} drafts, generator {generator}"]
+    lines.extend(f"    q[{j}] = {vector_text(q)}" for j, q in enumerate(row.q))
+    lines.extend(f"    p[{j}] = {vector_text(p)}" for j, p in enumerate(row.p))
+    if row.drafts < k:
+        filler = "uniform" if row.filler is None else vector_text(row.filler)
+        lines.append(f"    padded positions hold {filler}")
+    return lines
+
+
+def _batch_contexts(verdict: Any) -> list[list[Any]]:
+    """The batches a verdict's case ran: the batch, then its variants (seeds: contexts)."""
+    case = verdict.case
+    if case.property == "seeds":
+        return [list(rows) for rows, _ in case.variants]
+    return [list(case.rows), *(list(v) for v in case.variants)]
+
+
+def batch_lines(result: AuditResult, found: Finding, verbose: bool) -> list[str]:
+    """The failing property, the smallest batch (B, k, V) it failed on, its rows, and the
+    exact laws compared."""
+    verdict = found.verdict
+    case, run = verdict.case, verdict.run
+    batch, _, vocab = case.size
+    lines = [f"property: {case.property}",
+             f"minimal witness (the smallest case of the panel): B = {batch}, k = {run.k}, "
+             f"V = {vocab}; {run.line()}"]
+    batches = _batch_contexts(verdict)
+    for n, rows in enumerate(batches):
+        if len(batches) > 1:
+            lines.append(f" batch {n + 1} of {len(batches)}:")
+        for b, row in enumerate(rows):
+            lines.extend(_batch_row_lines(b, row, run.k))
+    lines.append("")
+    if found.crash is not None:
+        return [*lines, found.crash]
+    lines.append(found.table(verbose=verbose))
+    if found.tv is not None:
+        lines.extend(["", f"TV = {found.tv} ~ {float(found.tv):.6g}"])
+    return lines
+
+
+def _batch_row_json(row: Any) -> dict[str, Any]:
+    return {"drafts": row.drafts, "seeded": row.seeded, "label": row.label,
+            "q": [[fraction_text(x) for x in r] for r in row.q],
+            "p": [[fraction_text(x) for x in r] for r in row.p],
+            "filler": None if row.filler is None else [fraction_text(x) for x in row.filler]}
+
+
+def batch_json(result: AuditResult, found: Finding) -> dict[str, Any]:
+    """The failing property, B, k, V, the batches with their rows, the TV and reason."""
+    verdict = found.verdict
+    case, run = verdict.case, verdict.run
+    batch, _, vocab = case.size
+    return {"property": case.property, "B": batch, "k": run.k, "V": vocab,
+            "semantics": run.line(),
+            "batches": [[_batch_row_json(r) for r in rows] for rows in _batch_contexts(verdict)],
+            "tv": None if found.tv is None else fraction_text(found.tv),
+            "reason": found.reason, "crash": found.crash}
+
+
+def batch_properties_json(result: AuditResult) -> dict[str, Any]:
+    """Each property's verdict and number of cases (``properties`` of the JSON report)."""
+    report = getattr(result.details, "report", None)
+    if report is None:
+        return {}
+    return {"properties": {name: {"verdict": report.status(name),
+                                  "cases": report.cases.get(name, 0)}
+                           for name in report.names}}

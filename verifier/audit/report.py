@@ -66,6 +66,8 @@ def result_json(result: AuditResult) -> dict[str, Any]:
     })
     if kind.has_horizon:
         data["horizon"] = result.horizon
+    if kind.details is not None:
+        data.update(kind.details(result))
     if "processors" in kind.options:
         pipeline = result.options.processors
         data["processors"] = None if pipeline is None else pipeline.to_json()

@@ -64,6 +64,10 @@ TORCH_SIGNATURES: Mapping[str, TorchSignature] = {sig.name: sig for sig in (
                    frozenset({"candidate_input_ids", "candidate_logits", "candidate_length",
                               "new_logits", "is_done_candidate"}),
                    "step", drafts=True),
+    TorchSignature("batch", ("draft_token_ids", "draft_probs", "target_probs", "generators"),
+                   frozenset({"draft_token_ids", "draft_probs", "target_probs", "generators",
+                              "seeded_seqs"}),
+                   "batch", drafts=True),
     TorchSignature("decode", ("input_ids", "draft_model", "target_model", "max_new_tokens"),
                    frozenset({"input_ids", "draft_model", "target_model", "assistant_model",
                               "max_new_tokens"}),
@@ -146,6 +150,11 @@ def prepare(fn: Callable[..., Any], code: TorchCode
     ``uniform="continuous"``)."""
     check_signature(fn, code.signature)
     record = TORCH_SIGNATURES[code.signature]
+    if record.kind == "batch":
+        from specexact.torch.batch import BatchKernel
+
+        return BatchKernel(fn, k=code.gamma, dtype=code.dtype, faithful=code.faithful,
+                           semantics=code.faithful_semantics), "batch", ()
     if record.kind == "sampler":
         from specexact.torch import torch_rng_sampler
 

@@ -181,6 +181,15 @@ class Session:
         self._mark(gen)
         return out
 
+    def position(self, gen: torch.Generator) -> int:
+        """How many draws the code made from ``gen``'s stream since its state was last
+        set (0 when it drew none)."""
+        marker = self._marker.get(id(gen))
+        with torch._C.DisableTorchFunction():
+            if marker is None or not torch.equal(gen.get_state(), marker):
+                return 0
+        return self._current[id(gen)][1][0]
+
     # -- draws --------------------------------------------------------------
 
     def uniform_bits(self, dtype: torch.dtype) -> int | None:

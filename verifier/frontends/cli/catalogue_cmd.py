@@ -254,7 +254,8 @@ def audit_entry(name: str, examples: int | None, seed: int | None) -> dict[str, 
                            uniform_bits=getattr(entry, "uniform_bits", None),
                            stateful=step and bool(getattr(entry, "stateful", False)),
                            one_hot_target=step and getattr(entry, "target_kind", "any")
-                           == "one-hot", processors=getattr(entry, "processors", None))
+                           == "one-hot", processors=getattr(entry, "processors", None),
+                           vocab_sizes=getattr(entry, "vocab_sizes", None))
     start = time.perf_counter()
     row: dict[str, Any] = {"rule": entry.name, "kind": entry.kind,
                            "expected": expected_label(entry)}

@@ -1,0 +1,245 @@
+"""Batch verification kernels as engines write them, right and wrong.
+
+Each is ``fn(draft_token_ids [B, k], draft_probs [B, k, V], target_probs [B, k + 1, V],
+generators) -> LongTensor [B, k + 1]`` (``--signature batch``): ``-1`` pads a row that
+drafted fewer tokens, ``generators[b]`` is the request's ``torch.Generator`` or None
+(torch's global generator), and each returned row holds the emitted tokens then
+``-1``.  The wrong ones reproduce a bug class of the reference sheet's section 11.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = [
+    "block_verification",
+    "block_verification_shared_uniform",
+    "flashinfer_chain",
+    "ignored_seeds",
+    "mixed_batch_empty_like",
+    "placeholder_accepted",
+    "shared_stream",
+    "trtllm_half_when_batched",
+    "vllm_rejection",
+]
+
+
+def _drafted(ids: torch.Tensor, i: int) -> int:
+    """The number of real drafts of row ``i`` (the ids before the first -1)."""
+    n = 0
+    for j in range(ids.shape[1]):
+        if int(ids[i, j]) < 0:
+            break
+        n += 1
+    return n
+
+
+def _sample(weights: torch.Tensor, generator: Any) -> torch.Tensor:
+    return torch.multinomial(weights / weights.sum(), 1, generator=generator)[0]
+
+
+def vllm_rejection(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                   target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """vLLM's native rejection sampler: one request at a time, each with its own
+    generator (``None``: the global one), a uniform per drafted position, the
+    residual ``max(p - q, 0)`` on rejection, the bonus from the next target row."""
+    batch, k = draft_token_ids.shape
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        g = generators[i]
+        n = _drafted(draft_token_ids, i)
+        u = torch.rand(k, generator=g)
+        for j in range(n):
+            x = int(draft_token_ids[i, j])
+            if u[j] * draft_probs[i, j, x] < target_probs[i, j, x]:
+                out[i, j] = x
+                continue
+            resid = torch.clamp(target_probs[i, j] - draft_probs[i, j], min=0)
+            out[i, j] = _sample(resid, g)
+            break
+        else:
+            out[i, n] = _sample(target_probs[i, n], g)
+    return out
+
+
+def flashinfer_chain(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                     target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """FlashInfer's ``chain_speculative_sampling`` in torch: the whole batch's uniforms
+    in one tensor (each row's from its generator), acceptance as a cumulative product
+    over the positions, the emitted count per row, then the correction token."""
+    batch, k = draft_token_ids.shape
+    u = torch.stack([torch.rand(k, generator=g) for g in generators])
+    valid = draft_token_ids >= 0
+    ids = draft_token_ids.clamp(min=0)
+    p_x = target_probs[:, :k].gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    q_x = draft_probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    accept = (u * q_x < p_x) & valid
+    accepted = accept.long().cumprod(dim=1).sum(dim=1)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        m = int(accepted[i])
+        n = int(valid[i].long().sum())
+        out[i, :m] = draft_token_ids[i, :m]
+        if m < n:
+            resid = torch.clamp(target_probs[i, m] - draft_probs[i, m], min=0)
+        else:
+            resid = target_probs[i, m]
+        out[i, m] = _sample(resid, generators[i])
+    return out
+
+
+def _block_row(ids: torch.Tensor, q: torch.Tensor, p: torch.Tensor, n: int, g: Any,
+               shared: bool) -> list[Any]:
+    """Block verification (Sun et al., ICLR 2025) of one request, as vLLM #40819 writes
+    it: path weights w_i = min(1, w_{i-1} p_i(x_i) / q_i(x_i)); from the deepest
+    position back, position i is kept with probability h_i = s_i / (s_i + 1 - w_i)
+    (h_n = w_n), s_i the mass of max(w_i p_{i+1} - q_{i+1}, 0).  ``shared``: one
+    uniform per request for every position (the backport's bug), not one each."""
+    weights = [torch.ones(())]
+    for i in range(n):
+        x = int(ids[i])
+        weights.append(torch.clamp(weights[-1] * p[i, x] / q[i, x], max=1))
+    u = torch.rand(n + 1, generator=g)
+    for i in range(n, 0, -1):
+        if i == n:
+            h = weights[n]
+        else:
+            resid = torch.clamp(weights[i] * p[i] - q[i], min=0)
+            s = resid.sum()
+            h = s / (s + 1 - weights[i])
+        if (u[0] if shared else u[i]) < h:
+            if i == n:
+                return [*ids[:n].tolist(), _sample(p[n], g)]
+            resid = torch.clamp(weights[i] * p[i] - q[i], min=0)
+            return [*ids[:i].tolist(), _sample(resid, g)]
+    if n == 0:
+        return [_sample(p[0], g)]
+    return [_sample(torch.clamp(p[0] - q[0], min=0), g)]
+
+
+def _block(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+           target_probs: torch.Tensor, generators: list[Any], shared: bool) -> torch.Tensor:
+    batch, k = draft_token_ids.shape
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        n = _drafted(draft_token_ids, i)
+        tokens = _block_row(draft_token_ids[i], draft_probs[i], target_probs[i], n,
+                            generators[i], shared)
+        for j, x in enumerate(tokens):
+            out[i, j] = x
+    return out
+
+
+def block_verification(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                       target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """Block verification with an independent uniform per position (lossless)."""
+    return _block(draft_token_ids, draft_probs, target_probs, generators, shared=False)
+
+
+def block_verification_shared_uniform(draft_token_ids: torch.Tensor,
+                                      draft_probs: torch.Tensor, target_probs: torch.Tensor,
+                                      generators: list[Any]) -> torch.Tensor:
+    """Block verification with one uniform per request (the backport of vLLM #40819):
+    exact at one draft, biased from two."""
+    return _block(draft_token_ids, draft_probs, target_probs, generators, shared=True)
+
+
+def mixed_batch_empty_like(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                           target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """vLLM v0's recovered-token sampling: exponential noise in ``torch.empty_like``,
+    filled row by row for the seeded requests, and for the whole batch only when no
+    request is seeded; an unseeded row of a mixed batch reads uninitialised memory."""
+    batch, k = draft_token_ids.shape
+    noise = torch.empty_like(target_probs)
+    if all(g is None for g in generators):
+        noise.exponential_()
+    else:
+        for i, g in enumerate(generators):
+            if g is not None:
+                noise[i].exponential_(generator=g)
+    u = torch.rand(batch, k)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        n = _drafted(draft_token_ids, i)
+        for j in range(n + 1):
+            if j < n:
+                x = int(draft_token_ids[i, j])
+                if u[i, j] * draft_probs[i, j, x] < target_probs[i, j, x]:
+                    out[i, j] = x
+                    continue
+                weights = torch.clamp(target_probs[i, j] - draft_probs[i, j], min=0)
+            else:
+                weights = target_probs[i, j]
+            out[i, j] = torch.argmax(weights / noise[i, j])
+            break
+    return out
+
+
+def placeholder_accepted(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                         target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """Acceptance computed on every position, padding included (vLLM #46533, FlashInfer
+    #879): the ``-1`` placeholder is read as a token id (here the last column, as
+    Python indexing wraps) and can be accepted."""
+    batch, k = draft_token_ids.shape
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        g = generators[i]
+        u = torch.rand(k, generator=g)
+        for j in range(k + 1):
+            if j == k:
+                out[i, j] = _sample(target_probs[i, j], g)
+                break
+            x = int(draft_token_ids[i, j])
+            if u[j] * draft_probs[i, j, x] < target_probs[i, j, x]:
+                out[i, j] = x
+                continue
+            out[i, j] = _sample(torch.clamp(target_probs[i, j] - draft_probs[i, j], min=0), g)
+            break
+    return out
+
+
+def shared_stream(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                  target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """Unseeded requests drawing from one stream state (TensorRT-LLM #19487): the
+    uniforms of every unseeded row are the same draws.  Each row's own law is right."""
+    batch, k = draft_token_ids.shape
+    common = torch.rand(k)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        g = generators[i]
+        u = common if g is None else torch.rand(k, generator=g)
+        n = _drafted(draft_token_ids, i)
+        for j in range(n + 1):
+            if j < n:
+                x = int(draft_token_ids[i, j])
+                if u[j] * draft_probs[i, j, x] < target_probs[i, j, x]:
+                    out[i, j] = x
+                    continue
+                weights = torch.clamp(target_probs[i, j] - draft_probs[i, j], min=0)
+            else:
+                weights = target_probs[i, j]
+            out[i, j] = _sample(weights, g)
+            break
+    return out
+
+
+def ignored_seeds(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                  target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """Per-request generators ignored under speculative decoding (vLLM #6038): every
+    row draws from the global generator, so a seed fixes nothing."""
+    return vllm_rejection(draft_token_ids, draft_probs, target_probs,
+                          [None] * len(generators))
+
+
+def trtllm_half_when_batched(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                             target_probs: torch.Tensor, generators: list[Any]
+                             ) -> torch.Tensor:
+    """A batched fast path that computes in float16 when more than one request is in the
+    batch (the batch-size dependence of vLLM RFC #54506, MLX-LM #1423): a row's law
+    depends on B."""
+    if draft_token_ids.shape[0] > 1:
+        draft_probs = draft_probs.half().float()
+        target_probs = target_probs.half().float()
+    return vllm_rejection(draft_token_ids, draft_probs, target_probs, generators)
