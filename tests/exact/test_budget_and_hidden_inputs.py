@@ -154,3 +154,39 @@ def test_the_code_drawing_from_random_is_still_blamed():
 
     with pytest.raises(HiddenRandomness, match="global random generator"):
         check_sampler(global_coin, HALF, HALF)
+
+
+
+STOPPED_THEN_SEARCH = """
+from fractions import Fraction as F
+from specexact import Budget, check_sampler
+from specexact.errors import BudgetExceeded
+from tests.quality.planted import PLANTED_SAMPLERS
+from specexact.properties import search_sampler
+
+def spin(p, q, rng):
+    while True:
+        pass
+
+try:
+    check_sampler(spin, (F(1, 2), F(1, 2)), (F(1, 2), F(1, 2)),
+                  budget=Budget(max_execution_cpu_seconds=0.3))
+except BudgetExceeded:
+    print(search_sampler(PLANTED_SAMPLERS["shared-smaller-support"], seed=1).status)
+"""
+
+
+def test_a_stopped_execution_leaves_the_thread_working():
+    """Regression: the watchdog cleared its unwinding exception with
+    PyThreadState_SetAsyncExc(NULL), which leaves CPython 3.11's pending-exception
+    signal set for good; every later call on the thread took the slow path, and the
+    next Hypothesis search in the process (a planted rule's shrink) never ended.
+    The timeout only tells a hang from an answer."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", STOPPED_THEN_SEARCH], capture_output=True,
+                          text=True, timeout=300, check=False,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "fail", done.stderr[-2000:]

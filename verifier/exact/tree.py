@@ -430,7 +430,15 @@ class _Watchdog:
         the watchdog sent that was not delivered yet."""
         with self._lock:
             tree.tripped = False
-            _async_raise(threading.get_ident(), None)
+            # Let a pending unwinding exception be delivered here rather than cleared:
+            # clearing it with PyThreadState_SetAsyncExc(NULL) leaves the interpreter's
+            # pending-exception signal set, which slowed every later call on this
+            # thread until a Hypothesis search hung.
+            try:
+                for _ in range(1000):
+                    pass
+            except _Abort:
+                pass
 
     def _loop(self) -> None:
         while True:
@@ -460,11 +468,10 @@ class _Watchdog:
         _async_raise(ident, _Abort)
 
 
-def _async_raise(ident: int, exc: type[BaseException] | None) -> None:
+def _async_raise(ident: int, exc: type[BaseException]) -> None:
     import ctypes
 
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
-                                               ctypes.py_object(exc) if exc else None)
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
 
 
 WATCHDOG = _Watchdog()
