@@ -55,7 +55,7 @@ from typing import Any, NoReturn
 from specexact.errors import HiddenRandomness, SamplerFailure, Undecided
 
 __all__ = ["ProcessExit", "ProcessFork", "clock_epoch", "clock_reads", "installed",
-           "swap_reporter"]
+           "real_monotonic", "swap_reporter"]
 
 Report = Callable[[BaseException], NoReturn]
 
@@ -167,6 +167,10 @@ def _clock_guard(original: Callable[[], Any], wall: bool, ns: bool) -> Callable[
     clock.__doc__ = getattr(original, "__doc__", None)
     return clock
 
+
+#: The real monotonic clock, for specexact's own deadlines and progress lines: inside
+#: an execution of the code under test ``time.monotonic`` reads the frozen clock.
+real_monotonic = time.monotonic
 
 _CLOCK_NAMES = {"time": True, "perf_counter": False, "monotonic": False,
                 "process_time": False, "thread_time": False}

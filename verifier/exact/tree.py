@@ -26,15 +26,13 @@ from fractions import Fraction
 from typing import Any, Generic, NoReturn, TypeVar
 
 from specexact.errors import BudgetExceeded, HiddenRandomness, InvalidArgument
+from specexact.exact.guards import real_monotonic
 from specexact.validation import check_integer, check_positive_number, fail
 
 __all__ = ["METER", "OPERATION_COST", "WATCHDOG", "Budget", "ChoiceTree", "Chooser",
            "hidden_randomness"]
 
 T = TypeVar("T")
-#: The real clock, bound here: inside an execution ``time.monotonic`` reads the guards'
-#: frozen clock (:mod:`specexact.exact.guards`).
-_MONOTONIC = time.monotonic
 
 
 @dataclass(frozen=True)
@@ -171,7 +169,7 @@ class Chooser:
                 f"{tree.budget.max_operations} operations on random values; "
                 "the code may loop without end", limit="max_operations"))
         if self._deadline is not None and (self.operations & 63) == 0 \
-                and _MONOTONIC() > self._deadline:
+                and real_monotonic() > self._deadline:
             tree.fail(BudgetExceeded(
                 "enumeration exceeded its time budget "
                 f"(max_seconds={tree.budget.max_seconds:.4g}) after "
@@ -236,7 +234,7 @@ class ChoiceTree(Generic[T]):
         """Yield ``(weight, result, chooser)`` for each leaf of the tree."""
         budget = self.budget
         deadline = None if budget.max_seconds is None \
-            else time.monotonic() + budget.max_seconds
+            else real_monotonic() + budget.max_seconds
         alarm = _Alarm(self, budget.max_seconds)
         watched = budget.max_execution_cpu_seconds is not None and WATCHDOG.watch(self)
         try:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,6 +40,7 @@ import torch
 from specexact.distribution import Distribution
 from specexact.errors import BudgetExceeded, InvalidArgument
 from specexact.exact.engine import enumerate_law
+from specexact.exact.guards import real_monotonic
 from specexact.exact.random_source import ExactRandom, LazyToken
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import Comparison, compare_laws
@@ -184,7 +184,7 @@ class _Progress:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.start = time.monotonic()
+        self.start = real_monotonic()
         self.next = self.start + PROGRESS_AFTER
         self.runs = 0
         self.seen: dict[tuple[Any, ...], int] = {}
@@ -193,13 +193,13 @@ class _Progress:
         self.runs += 1
         key = tuple(x if isinstance(x, int) else "?" for x in tokens)
         self.seen[key] = self.seen.get(key, 0) + 1
-        now = time.monotonic()
+        now = real_monotonic()
         if now >= self.next:
             self.next = now + PROGRESS_AFTER
             print(f"specexact: {self.line(now)}", file=sys.stderr, flush=True)
 
     def line(self, now: float | None = None) -> str:
-        elapsed = (time.monotonic() if now is None else now) - self.start
+        elapsed = (real_monotonic() if now is None else now) - self.start
         return (f"decode loop {self.name}: {self.runs:,} executions in {elapsed:.0f} s, "
                 f"{len(self.seen):,} distinct outputs")
 
