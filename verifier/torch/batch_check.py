@@ -156,6 +156,14 @@ def _tv(a: Distribution, b: Distribution) -> Fraction:
     return compare_laws(a, b, 0).tv
 
 
+def _differs(case: BatchCase, run: BatchRun, expected: Distribution, actual: Distribution,
+             said: str) -> BatchVerdict:
+    """The failing verdict of two laws that differ: ``said``, then their TV."""
+    tv = _tv(expected, actual)
+    return BatchVerdict(case, run, False, f"{said} = {tv} ~ {float(tv):.4g}", expected,
+                        actual, tv)
+
+
 def check_batch_case(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
     """Decide ``case`` exactly.  A crash of the kernel is a failing verdict; an
     undecidable run raises :class:`~specexact.errors.Undecided`."""
@@ -189,11 +197,9 @@ def _row_law(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVer
                                     expected, actual, mass)
             continue
         if actual != expected:
-            tv = _tv(expected, actual)
-            return BatchVerdict(case, run, False,
-                                f"row law: row {at}'s tokens (continued by its target) "
-                                f"are not its target's law: TV = {tv} ~ {float(tv):.4g}",
-                                expected, actual, tv)
+            return _differs(case, run, expected, actual,
+                            f"row law: row {at}'s tokens (continued by its target) are not "
+                            "its target's law: TV")
     return BatchVerdict(case, run, True, "row law holds")
 
 
@@ -205,11 +211,9 @@ def _independence(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> Bat
     product_law = Distribution([((x, y), wx * wy) for x, wx in first.items()
                                 for y, wy in second.items()])
     if pair != product_law:
-        tv = _tv(product_law, pair)
-        return BatchVerdict(case, run, False,
-                            f"independence: rows {a} and {b} are dependent: TV(joint, "
-                            f"product of their laws) = {tv} ~ {float(tv):.4g}",
-                            product_law, pair, tv)
+        return _differs(case, run, product_law, pair,
+                        f"independence: rows {a} and {b} are dependent: TV(joint, product "
+                        "of their laws)")
     return BatchVerdict(case, run, True, "the rows are independent")
 
 
@@ -236,11 +240,9 @@ def _invariance(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> Batch
     alone = _joint(fn, (row,), run).marginal(0)
     inside = _joint(fn, case.rows, run).marginal(at)
     if alone != inside:
-        tv = _tv(alone, inside)
-        return BatchVerdict(case, run, False,
-                            f"batch invariance: row {at} of a batch of {len(case.rows)} has "
-                            f"another law than the same row alone: TV = {tv} ~ "
-                            f"{float(tv):.4g}", alone, inside, tv)
+        return _differs(case, run, alone, inside,
+                        f"batch invariance: row {at} of a batch of {len(case.rows)} has "
+                        "another law than the same row alone: TV")
     return BatchVerdict(case, run, True, "the row's law does not depend on the batch")
 
 
