@@ -23,6 +23,7 @@ from specexact.torch.ops_shape import t_, write_into
 from specexact.torch.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES, SPELLINGS
 from specexact.torch.session import Session, UniformMode
 from specexact.torch.tensor import ExactTensor, as_exact
+from specexact.torch.triton_launch import kernel_launches
 from specexact.torch.unwrap import scripted_as_python
 from specexact.torch.values import (
     Semantics,
@@ -55,11 +56,13 @@ class ExactMode(TorchFunctionMode):
     record: set[str] | None = None
 
     def __enter__(self) -> ExactMode:
-        # Scripted helpers run as their Python source, and module-level draws of
-        # Python's random and numpy.random are lazy, while the mode is on.
+        # Scripted helpers run as their Python source, module-level draws of
+        # Python's random and numpy.random are lazy, and Triton kernels launch
+        # exactly, while the mode is on.
         self._patches = ExitStack()
         self._patches.enter_context(scripted_as_python())
         self._patches.enter_context(module_draws())
+        self._patches.enter_context(kernel_launches())
         try:
             super().__enter__()  # type: ignore[no-untyped-call]
         except BaseException:

@@ -177,12 +177,21 @@ def race(row: list[Any], largest: bool) -> Any:
     """The winner of an argmax/argmin over independent noise: a categorical draw."""
     weights: list[Fraction] = []
     recs: list[NoiseRecord] = []
+    below: list[Any] = []  # the constant <= 0 entries (None where the entry is noise)
     for x in row:
         if isinstance(x, Special) and x.is_nan:
             return row.index(x)
         if isinstance(x, Special) and x.value == (-np.inf if largest else np.inf):
             weights.append(ZERO)
+            below.append(None)
             continue
+        if largest and type(x) in (Fraction, int) and x <= 0:
+            # an exact 0 (a masked lane, a zeroed residual) ties with w / E for w = 0;
+            # a negative constant (a masked-off sentinel) loses to both
+            weights.append(ZERO)
+            below.append(x)
+            continue
+        below.append(None)
         if largest and isinstance(x, Race):
             w = x.w
         elif largest and isinstance(x, LogE):
@@ -203,9 +212,15 @@ def race(row: list[Any], largest: bool) -> Any:
         return PendingRace(recs, [max(w, ZERO) for w in weights])
     # No positive entry: the first exact 0 (w = 0) beats negatives and -inf, as torch's
     # argmax takes the first maximum; a row of -inf gives index 0.
-    zeros = [i for i, x in enumerate(row) if not isinstance(x, Special) and weights[i] == 0]
+    zeros = [i for i, x in enumerate(row) if not isinstance(x, Special) and weights[i] == 0
+             and (below[i] is None or below[i] == 0)]
     if zeros:
         return zeros[0]
+    constants = [(c, i) for i, c in enumerate(below) if c is not None]
+    if constants and all(w == 0 for w in weights):
+        # only negative constants and -inf: the first largest constant
+        top = max(c for c, _ in constants)
+        return next(i for c, i in constants if c == top)
     if any(w < 0 for w in weights):
         raise unsupported("an argmax over a row whose race entries are all negative (w / E "
                           "with every w < 0): its winner's law has no closed form here")

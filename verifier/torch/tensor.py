@@ -301,12 +301,15 @@ def cast(t: ExactTensor, dtype: torch.dtype) -> ExactTensor:
     rational (a uniform, a logarithm) cast that way is unsupported."""
     if t.dtype == dtype:
         return t
-    if narrows(t.dtype, dtype):
-        fn = np.frompyfunc(lambda x: _rounded(convert(x, dtype), t.dtype, dtype), 1, 1)
-    else:
-        fn = np.frompyfunc(lambda x: convert(x, dtype), 1, 1)
-    out = fn(t.arr) if t.arr.ndim else np.asarray(fn(t.arr[()]), dtype=object)
-    return make(np.asarray(out, dtype=object), dtype)
+    def one(x: Any) -> Any:
+        y = convert(x, dtype)
+        return _rounded(y, t.dtype, dtype) if narrows(t.dtype, dtype) else y
+
+    if t.arr.ndim:
+        return make(np.asarray(np.frompyfunc(one, 1, 1)(t.arr), dtype=object), dtype)
+    out = np.empty((), dtype=object)  # a 0-d element may be a token, which refuses ufuncs
+    out[()] = one(t.arr[()])
+    return make(out, dtype)
 
 
 def _rounded(x: Any, source: torch.dtype, target: torch.dtype) -> Any:
