@@ -199,7 +199,7 @@ class Block:
     def to(self, dtype: Any, fp_downcast_rounding: Any = None, bitcast: bool = False) -> Block:
         if bitcast:
             raise unsupported("tl.Block.to(bitcast=True) (a reinterpretation of the bits)")
-        return Block(self.t.to(_dtype(dtype)))
+        return Block(cast(self.t, _dtype(dtype)))
 
     def __getitem__(self, idx: Any) -> Block:
         parts = idx if isinstance(idx, tuple) else (idx,)
@@ -392,7 +392,7 @@ def computation_type(a: Any, b: Any) -> torch.dtype:
 
 def _operand(x: Any, dtype: torch.dtype) -> torch.Tensor:
     if isinstance(x, Block):
-        return x.t if x.dtype == dtype else x.t.to(dtype)
+        return cast(x.t, dtype)
     return torch.tensor(x, dtype=dtype) if not isinstance(x, LazyToken) \
         else make(np.asarray(x, dtype=object), dtype)
 
@@ -443,6 +443,22 @@ def _truncating(x: torch.Tensor, y: torch.Tensor, op: str) -> ExactTensor:
     for i in np.ndindex(xs.shape):
         out[i] = one(xs[i], ys[i])
     return make(out, ex.dtype)
+
+
+def cast(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``t`` in ``dtype`` as Triton casts it.  Between integer dtypes the elements are
+    kept (a drawn token or a race's winner stays undrawn until something reads it;
+    a plain integer that does not fit wraps as torch's cast wraps it)."""
+    if t.dtype == dtype:
+        return t
+    ints = not is_float_dtype(t.dtype) and not is_float_dtype(dtype) \
+        and torch.bool not in (t.dtype, dtype)
+    if ints:
+        arr = as_exact(t).arr
+        info = torch.iinfo(dtype)
+        if all(not isinstance(x, int) or info.min <= x <= info.max for x in arr.flat):
+            return make(arr.copy(), dtype)
+    return t.to(dtype)
 
 
 def _block(x: Any, like: Any = None) -> Block:
@@ -581,7 +597,7 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
                           "(the write would be lost)")
     m = _mask_lanes(mask, shape)
     v = _block(value)
-    values = v.t.to(ptr.element).arr if v.dtype != ptr.element else v.t.arr
+    values = as_exact(cast(v.t, ptr.element)).arr
     try:
         values = np.broadcast_to(values, shape)
     except ValueError:
@@ -734,7 +750,7 @@ def _arg(x: Any, axis: Any, keep_dims: bool, which: str) -> Block:
     t, a = _reduced(b, axis, keep_dims)
     pick = torch.argmax if which == "max" else torch.argmin
     index = pick(t) if a is None else pick(t, dim=a)
-    return Block(_finish(index.to(torch.int32), a, keep_dims, len(b.shape)))
+    return Block(_finish(cast(index, torch.int32), a, keep_dims, len(b.shape)))
 
 
 def argmax(x: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> Block:

@@ -1,0 +1,177 @@
+"""Triton rejection kernels and their launchers, as an engine writes them (issue 22).
+
+Each launcher takes the rows as torch tensors, draws its randomness with torch on
+the host (as vLLM v1 does) and launches a ``@triton.jit`` kernel; the tests audit
+the launchers like any torch function.  Every correct kernel has buggy twins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def race_kernel(out_ptr, p_ptr, q_ptr, u_ptr, e_ptr, V, BLOCK: tl.constexpr,
+                INCLUSIVE: tl.constexpr):
+    """Accept the draft in ``out_ptr`` with probability min(1, p/q), else recover by an
+    exponential race over the residual (argmax of max(p - q, 0) / E)."""
+    x = tl.load(out_ptr)
+    px = tl.load(p_ptr + x)
+    qx = tl.load(q_ptr + x)
+    u = tl.load(u_ptr)
+    if INCLUSIVE:
+        accept = u <= px / qx                # bug: u = 0 accepts a p = 0 draft
+    else:
+        accept = u < px / qx
+    if accept:
+        return
+    offs = tl.arange(0, BLOCK)
+    m = offs < V
+    p = tl.load(p_ptr + offs, mask=m, other=0.0)
+    q = tl.load(q_ptr + offs, mask=m, other=0.0)
+    r = tl.maximum(p - q, 0.0)
+    e = tl.load(e_ptr + offs, mask=m, other=1.0)
+    tl.store(out_ptr, tl.argmax(tl.where(r > 0, r / e, -1.0), axis=0))
+
+
+def _race(p: Any, q: Any, generator: Any, inclusive: bool) -> Any:
+    V = p.shape[-1]
+    out = torch.multinomial(q, 1, generator=generator)
+    u = torch.rand(1, generator=generator)
+    e = torch.empty(V).exponential_(generator=generator)
+    race_kernel[(1,)](out, p, q, u, e, V, BLOCK=triton.next_power_of_2(V),
+                      INCLUSIVE=inclusive, num_warps=1)
+    return out
+
+
+def race_sampler(p: Any, q: Any, generator: Any = None) -> Any:
+    """The textbook rule: correct."""
+    return _race(p, q, generator, False)
+
+
+def race_inclusive(p: Any, q: Any, generator: Any = None) -> Any:
+    """``u <= p/q``: a p = 0 draft is accepted when torch.rand returns its grid zero."""
+    return _race(p, q, generator, True)
+
+
+@triton.jit
+def cdf_kernel(out_ptr, p_ptr, q_ptr, u_ptr, V, BLOCK: tl.constexpr,
+               NORMALISE: tl.constexpr):
+    """Accept, else recover by inverse CDF over the residual with a second uniform."""
+    x = tl.load(out_ptr)
+    if tl.load(u_ptr) < tl.load(p_ptr + x) / tl.load(q_ptr + x):
+        return
+    offs = tl.arange(0, BLOCK)
+    m = offs < V
+    r = tl.maximum(tl.load(p_ptr + offs, mask=m, other=0.0)
+                   - tl.load(q_ptr + offs, mask=m, other=0.0), 0.0)
+    if NORMALISE:
+        r = r / tl.sum(r, axis=0)
+    cdf = tl.cumsum(r, axis=0)
+    below = (cdf <= tl.load(u_ptr + 1)) & m
+    tl.store(out_ptr, tl.sum(below.to(tl.int32), axis=0))
+
+
+def _cdf(p: Any, q: Any, generator: Any, normalise: bool) -> Any:
+    V = p.shape[-1]
+    out = torch.multinomial(q, 1, generator=generator)
+    u = torch.rand(2, generator=generator)
+    cdf_kernel[(1,)](out, p, q, u, V, BLOCK=triton.next_power_of_2(V), NORMALISE=normalise)
+    return out
+
+
+def cdf_sampler(p: Any, q: Any, generator: Any = None) -> Any:
+    """Inverse-CDF recovery over the normalised residual: exact with ideal uniforms."""
+    return _cdf(p, q, generator, True)
+
+
+def cdf_unnormalised(p: Any, q: Any, generator: Any = None) -> Any:
+    """``max(p - q, 0)`` without dividing by its sum: the CDF tops out below 1."""
+    return _cdf(p, q, generator, False)
+
+
+@triton.jit
+def chain_kernel(out_ptr, ids_ptr, q_ptr, p_ptr, bonus_ptr, u_ptr, e_ptr, K, V,
+                 BLOCK: tl.constexpr, SHARED_UNIFORM: tl.constexpr):
+    """Verify K drafts in order (one program per request); -1 pads after a rejection."""
+    req = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < V
+    rejected = False
+    for pos in range(K):
+        if not rejected:
+            row = (req * (K + 1) + pos) * V
+            x = tl.load(ids_ptr + req * K + pos)
+            if SHARED_UNIFORM:
+                u = tl.load(u_ptr + req * K)        # bug: one uniform for every position
+            else:
+                u = tl.load(u_ptr + req * K + pos)
+            if u < tl.load(p_ptr + row + x) / tl.load(q_ptr + (req * K + pos) * V + x):
+                tl.store(out_ptr + req * (K + 1) + pos, x)
+            else:
+                rejected = True
+                r = tl.maximum(tl.load(p_ptr + row + offs, mask=m, other=0.0)
+                               - tl.load(q_ptr + (req * K + pos) * V + offs, mask=m,
+                                         other=0.0), 0.0)
+                e = tl.load(e_ptr + (req * K + pos) * V + offs, mask=m, other=1.0)
+                tl.store(out_ptr + req * (K + 1) + pos,
+                         tl.argmax(tl.where(r > 0, r / e, -1.0), axis=0))
+    if not rejected:
+        tl.store(out_ptr + req * (K + 1) + K, tl.load(bonus_ptr + req))
+
+
+def _chain(draft_token_ids: Any, draft_probs: Any, target_probs: Any, shared: bool) -> Any:
+    n, k = draft_token_ids.shape
+    V = target_probs.shape[-1]
+    out = torch.full((n, k + 1), -1, dtype=torch.int64)
+    bonus = torch.multinomial(target_probs[:, k], 1)     # drawn before the kernel runs
+    u = torch.rand(n, k)
+    e = torch.empty(n, k, V).exponential_()
+    chain_kernel[(n,)](out, draft_token_ids.contiguous(), draft_probs.contiguous(),
+                       target_probs.contiguous(), bonus, u, e, k, V,
+                       BLOCK=triton.next_power_of_2(V), SHARED_UNIFORM=shared)
+    return out
+
+
+def chain_sampler(draft_token_ids: Any, draft_probs: Any, target_probs: Any) -> Any:
+    """The chain rule, one uniform per position: correct."""
+    return _chain(draft_token_ids, draft_probs, target_probs, False)
+
+
+def chain_shared_uniform(draft_token_ids: Any, draft_probs: Any, target_probs: Any) -> Any:
+    """One uniform for all positions: acceptances are correlated."""
+    return _chain(draft_token_ids, draft_probs, target_probs, True)
+
+
+@triton.jit
+def sigmoid_kernel(out_ptr, p_ptr):
+    tl.store(out_ptr, tl.sigmoid(tl.load(p_ptr)) > 0.5)
+
+
+def unsupported_op(p: Any, q: Any) -> Any:
+    """A kernel using ``tl.sigmoid``, which the exact ``tl`` does not model."""
+    out = torch.zeros(1, dtype=torch.int64)
+    sigmoid_kernel[(1,)](out, p)
+    return out
+
+
+@triton.jit
+def copy_kernel(dst_ptr, src_ptr, n, BLOCK: tl.constexpr, OTHER: tl.constexpr,
+                MASKED: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if MASKED:
+        tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n, other=OTHER),
+                 mask=offs < BLOCK)
+    else:
+        tl.store(dst_ptr + offs, tl.load(src_ptr + offs))
+
+
+def copy_block(src: Any, block: int, other: Any = None, masked: bool = True) -> Any:
+    """``dst[i] = src[i]`` for ``i < len(src)`` and ``other`` beyond, over ``block`` lanes."""
+    dst = torch.zeros(block, dtype=src.dtype)
+    copy_kernel[(1,)](dst, src, src.shape[0], BLOCK=block, OTHER=other, MASKED=masked)
+    return dst
