@@ -4,6 +4,7 @@ judged with the torch mode's semantics (dtype values, lazy draws, exact law)."""
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -65,8 +66,8 @@ def test_unsupported_tl_op_names_the_op_the_kernel_line_and_a_spelling() -> None
     with pytest.raises(UnsupportedOperation) as caught:
         torch_output_distribution(k.unsupported_op, P, Q)
     text = str(caught.value)
-    line = next(i for i, s in enumerate(open(k.__file__).read().splitlines(), 1)
-                if "tl.sigmoid(" in s and "store" in s)
+    lines = Path(k.__file__).read_text().splitlines()
+    line = next(i for i, s in enumerate(lines, 1) if "tl.sigmoid(" in s and "store" in s)
     assert "tl.sigmoid" in text and f"triton_kernels.py:{line}" in text
     assert "1 / (1 + tl.exp(-x))" in text
 

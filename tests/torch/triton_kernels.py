@@ -23,7 +23,7 @@ def race_kernel(out_ptr, p_ptr, q_ptr, u_ptr, e_ptr, V, BLOCK: tl.constexpr,
     px = tl.load(p_ptr + x)
     qx = tl.load(q_ptr + x)
     u = tl.load(u_ptr)
-    if INCLUSIVE:
+    if INCLUSIVE:  # noqa: SIM108 (kernels branch as engines write them)
         accept = u <= px / qx                # bug: u = 0 accepts a p = 0 draft
     else:
         accept = u < px / qx
@@ -106,7 +106,7 @@ def chain_kernel(out_ptr, ids_ptr, q_ptr, p_ptr, bonus_ptr, u_ptr, e_ptr, K, V,
         if not rejected:
             row = (req * (K + 1) + pos) * V
             x = tl.load(ids_ptr + req * K + pos)
-            if SHARED_UNIFORM:
+            if SHARED_UNIFORM:  # noqa: SIM108
                 u = tl.load(u_ptr + req * K)        # bug: one uniform for every position
             else:
                 u = tl.load(u_ptr + req * K + pos)

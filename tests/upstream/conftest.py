@@ -16,11 +16,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import served_engines
 import upstream_engines
+import vllm_v1_triton
 from upstream_load import available
 
 #: Each test file and the repositories (and commits) it reads.
 _NEEDS = {"test_upstream_audits.py": upstream_engines.ALL_REPOSITORIES,
-          "test_served_engines.py": served_engines.ALL_REPOSITORIES}
+          "test_served_engines.py": served_engines.ALL_REPOSITORIES,
+          "test_vllm_v1_triton.py": vllm_v1_triton.ALL_REPOSITORIES}
 
 collect_ignore = [name for name, needs in _NEEDS.items()
                   if not all(available(repo, commit) for repo, commit in needs)]

@@ -369,7 +369,8 @@ def _weak(typed: torch.dtype, weak: str) -> torch.dtype:
 
 def computation_type(a: Any, b: Any) -> torch.dtype:
     """The dtype Triton computes ``a op b`` in (Python numbers are weakly typed)."""
-    ka, kb = _kind(a), _kind(b)
+    ka: Any = _kind(a)
+    kb: Any = _kind(b)
     if isinstance(ka, str) and isinstance(kb, str):
         order = ("bool", "int", "float")
         widest = max(ka, kb, key=order.index)
@@ -384,9 +385,9 @@ def computation_type(a: Any, b: Any) -> torch.dtype:
             return torch.float64
         if torch.float32 in (ka, kb) or ka != kb:
             return torch.float32  # float16 with bfloat16 meet in float32, as in Triton
-        return ka
+        return ka  # type: ignore[no-any-return]
     if fa or fb:
-        return ka if fa else kb
+        return ka if fa else kb  # type: ignore[no-any-return]
     return torch.promote_types(ka, kb)
 
 
@@ -421,7 +422,7 @@ def _binary(a: Any, b: Any, op: str) -> Block:
                                   "write x - y * (x / y).to(tl.int32) for positive operands")
             raise TypeError("floordiv on float operands (Triton has // for integers only)")
         return Block(_truncating(x, y, op))
-    fn2 = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv": torch.div}[op]
+    fn2: Any = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv": torch.div}[op]
     out = fn2(x, y)
     return Block(out if out.dtype == dtype else out.to(dtype))
 
@@ -630,7 +631,7 @@ def minimum(x: Any, y: Any, propagate_nan: Any = None) -> Block:
     return Block(torch.minimum(_operand(x, dtype), _operand(y, dtype)))
 
 
-def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = None) -> Block:  # noqa: A002
+def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = None) -> Block:
     return minimum(maximum(x, min), max)
 
 
@@ -675,7 +676,7 @@ def broadcast_to(x: Any, *shape: Any) -> Block:
 
 
 def expand_dims(x: Any, axis: Any) -> Block:
-    t = _block(x).t
+    t: torch.Tensor = _block(x).t
     axes = [axis] if not isinstance(axis, (list, tuple)) else list(axis)
     for a in sorted(operator.index(a) for a in axes):
         t = t.unsqueeze(a)
@@ -684,7 +685,7 @@ def expand_dims(x: Any, axis: Any) -> Block:
 
 def broadcast(x: Any, y: Any) -> tuple[Block, Block]:
     bx, by = _block(x), _block(y)
-    shape = torch.broadcast_shapes(tuple(bx.shape), tuple(by.shape))
+    shape = tuple(np.broadcast_shapes(tuple(bx.shape), tuple(by.shape)))
     return broadcast_to(bx, shape), broadcast_to(by, shape)
 
 
@@ -784,7 +785,7 @@ def cumsum(x: Any, axis: Any = 0, reverse: bool = False, dtype: Any = None) -> B
 class Constexpr:
     """``tl.constexpr``: an annotation, and ``tl.constexpr(v)`` is ``v`` at run time."""
 
-    def __new__(cls, value: Any = None) -> Any:  # type: ignore[misc]
+    def __new__(cls, value: Any = None) -> Any:
         return getattr(value, "value", value)
 
 
