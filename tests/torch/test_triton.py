@@ -109,3 +109,10 @@ def test_pointers_follow_views_and_stores_reach_the_base_tensor() -> None:
         assert view.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
         return dst[1] * 100 + dst[3] * 10 + dst[4]     # dst = [0, 7, 6, 5, 0]
     assert dict(torch_output_distribution(fn, P, Q).items()) == {750: F(1)}
+
+
+def test_the_how_to_lists_every_modelled_tl_op() -> None:
+    from specexact.torch.triton_language import supported_tl_ops
+    page = (Path(__file__).parents[2] / "docs" / "how-to" / "triton.md").read_text()
+    listed = page.split("## What is modelled", 1)[1]
+    assert all(f"`{name}`" in listed for name in supported_tl_ops())

@@ -872,7 +872,8 @@ _TABLE: dict[str, Any] = {
     "static_range": static_range, "range": static_range, "static_print": static_print,
     "device_print": static_print, "multiple_of": _same, "max_contiguous": _same,
     "max_constancy": _same, "debug_barrier": _nothing, "tensor": Block,
-    **{name: dtype for name, dtype in _TORCH.items() if not name.startswith(("fp", "bf"))},
+    **{name: dtype for name, dtype in _TORCH.items()
+       if name not in ("fp16", "bf16", "fp32", "fp64")},
     "float8e5": None, "pointer_type": PointerType, "dtype": torch.dtype,
 }
 del _TABLE["float8e5"]
