@@ -116,3 +116,16 @@ def test_the_how_to_lists_every_modelled_tl_op() -> None:
     page = (Path(__file__).parents[2] / "docs" / "how-to" / "triton.md").read_text()
     listed = page.split("## What is modelled", 1)[1]
     assert all(f"`{name}`" in listed for name in supported_tl_ops())
+
+
+def test_triton_arithmetic_in_the_dtype_and_exactly() -> None:
+    # 7 (= -3 + 10), 9 (= -1 + 10), 1/3 rounded to float32, -7 / 2 = -3.5 in float32
+    assert dict(torch_output_distribution(k.arithmetic, P, Q).items()) == {1791: F(1)}
+    # exact semantics: 1 / 3 is the rational 1/3, not float32's nearest value
+    exact = torch_output_distribution(k.arithmetic, P, Q, semantics="exact")
+    assert dict(exact.items()) == {1790: F(1)}
+
+
+def test_launches_outside_an_exact_session_are_triton_s_own() -> None:
+    torch_output_distribution(k.race_sampler, P, Q, uniform="continuous")  # hook installed
+    assert k.race_kernel[(1,)].__name__ == "<lambda>"   # Triton's KernelInterface proxy

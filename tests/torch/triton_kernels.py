@@ -175,3 +175,21 @@ def copy_block(src: Any, block: int, other: Any = None, masked: bool = True) -> 
     dst = torch.zeros(block, dtype=src.dtype)
     copy_kernel[(1,)](dst, src, src.shape[0], BLOCK=block, OTHER=other, MASKED=masked)
     return dst
+
+
+@triton.jit
+def arithmetic_kernel(int_ptr, float_ptr, a, b, x):
+    tl.store(int_ptr, a // b)              # C semantics: -7 // 2 = -3
+    tl.store(int_ptr + 1, a % b)           # and -7 % 2 = -1
+    tl.store(float_ptr, x / 3.0)           # a float32 scalar argument, float32 division
+    tl.store(float_ptr + 1, a / b)         # int32 / int32 is float32 in Triton
+
+
+def arithmetic(p: Any, q: Any) -> Any:
+    """A token that encodes what the kernel computed (see the test)."""
+    ints = torch.zeros(2, dtype=torch.int64)
+    floats = torch.zeros(2, dtype=torch.float32)
+    arithmetic_kernel[(1,)](ints, floats, -7, 2, 1.0)
+    third = bool(floats[0] == torch.tensor(1 / 3, dtype=torch.float32))
+    return (ints[0] + 10) * 100 + (ints[1] + 10) * 10 + int(third) \
+        + 1000 * int(bool(floats[1] == -3.5))

@@ -12,8 +12,8 @@ with ``triton.language`` bound to the exact ``tl`` of :mod:`.triton_language`:
   ``tl.constexpr`` parameters and ``None`` stay Python values;
 * helpers the kernel calls that are themselves ``@triton.jit`` run the same way.
 
-Nothing here imports Triton: the launch hook is installed only when the code
-under audit has imported it.
+Nothing here imports Triton: the launch hook is installed only once the code
+under audit has imported it, and outside exact sessions it hands launches to Triton.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from specexact.torch.triton_language import (
     Program,
     program_var,
 )
-from specexact.torch.values import unsupported
+from specexact.torch.values import session_var, unsupported
 
 __all__ = ["kernel_launches", "launch"]
 
@@ -54,27 +54,37 @@ LAUNCH_OPTIONS = frozenset({
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 
 
+#: The ``KernelInterface.__getitem__`` Triton had before the hook was installed.
+_ORIGINAL: list[Any] = []
+
+
 @contextmanager
 def kernel_launches() -> Iterator[None]:
-    """Route ``kernel[grid](...)`` to :func:`launch` while the block runs (if the
-    code has imported Triton; otherwise nothing to do)."""
+    """Route ``kernel[grid](...)`` to :func:`launch` during exact executions.
+
+    The first time exact mode runs after the code imported Triton, the launch hook is
+    installed on ``KernelInterface`` once for the process; it launches exactly only
+    while an exact session is active in the calling thread (a context variable) and
+    otherwise hands the launch to Triton unchanged, so concurrent sessions and code
+    running outside them never see each other's launches.
+    """
     jit = sys.modules.get("triton.runtime.jit")
     interface = getattr(jit, "KernelInterface", None)
-    if interface is None:
-        yield
-        return
-    saved = interface.__dict__["__getitem__"]
+    if interface is not None and not _ORIGINAL:
+        original = interface.__dict__["__getitem__"]
+        _ORIGINAL.append(original)
 
-    def getitem(self: Any, grid: Any) -> Callable[..., None]:
-        def run(*args: Any, **kwargs: Any) -> None:
-            launch(self, grid, args, kwargs)
-        return run
+        def getitem(self: Any, grid: Any) -> Any:
+            if session_var.get() is None:
+                return original(self, grid)
 
-    interface.__getitem__ = getitem
-    try:
-        yield
-    finally:
-        interface.__getitem__ = saved
+            def run(*args: Any, **kwargs: Any) -> None:
+                launch(self, grid, args, kwargs)
+            return run
+
+        getitem.__doc__ = original.__doc__
+        interface.__getitem__ = getitem
+    yield
 
 
 def _python_function(kernel: Any) -> tuple[Any, list[Any], dict[str, Any]]:
