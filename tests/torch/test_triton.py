@@ -3,6 +3,10 @@ judged with the torch mode's semantics (dtype values, lazy draws, exact law)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -129,3 +133,53 @@ def test_triton_arithmetic_in_the_dtype_and_exactly() -> None:
 def test_launches_outside_an_exact_session_are_triton_s_own() -> None:
     torch_output_distribution(k.race_sampler, P, Q, uniform="continuous")  # hook installed
     assert k.race_kernel[(1,)].__name__ == "<lambda>"   # Triton's KernelInterface proxy
+
+
+def _interpreted(cases: list[tuple[str, list[object], list[str | None]]]) -> list[object]:
+    """Each ``(kernel name, argument values, dtypes)`` launched on real tensors by
+    Triton's own CPU interpreter (TRITON_INTERPRET=1, in a fresh process): the first
+    argument's values after the launch."""
+    script = Path(__file__).with_name("triton_interpret.py")
+    done = subprocess.run([sys.executable, str(script)], input=json.dumps(cases),
+                          capture_output=True, text=True, check=True, timeout=300,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    return list(json.loads(done.stdout))
+
+
+def _exact(name: str, values: list[object], dtypes: list[str | None]) -> object:
+    kernel = getattr(k, name)
+
+    def fn(p: object, q: object) -> object:
+        args = [torch.tensor(v, dtype=getattr(torch, d)) if d is not None else v
+                for v, d in zip(values, dtypes, strict=True)]
+        kernel[(1,)](*args)
+        out = args[0]                    # integer outputs, encoded as one token id
+        return sum((out[i] + 100) * 1000 ** i for i in range(out.shape[0]))
+
+    (token, mass), = torch_output_distribution(fn, P, Q).items()
+    assert mass == 1
+    return [(token // 1000 ** i) % 1000 - 100 for i in range(len(values[0]))]
+
+
+def test_kernels_compute_what_triton_s_interpreter_computes() -> None:
+    cases: list[tuple[str, list[object], list[str | None]]] = []
+    V = 5
+    for seed in range(6):
+        gen = torch.Generator().manual_seed(seed)
+        p = torch.softmax(torch.randn(V, generator=gen) * 3, 0)   # rows as engines have them
+        q = torch.softmax(torch.randn(V, generator=gen) * 3, 0)
+        p[seed % V] = 0.0                                          # and a zero
+        draft = torch.multinomial(q, 1, generator=gen).tolist()
+        u, u2 = torch.rand(1, generator=gen), torch.rand(2, generator=gen)
+        e = torch.empty(V).exponential_(generator=gen)
+        f32 = "float32"
+        cases.append(("race_kernel", [draft, p.tolist(), q.tolist(), u.tolist(), e.tolist(),
+                                      V, 8, False], ["int64", f32, f32, f32, f32, None, None,
+                                                     None]))
+        cases.append(("cdf_kernel", [draft, p.tolist(), q.tolist(), u2.tolist(), V, 8, True],
+                      ["int64", f32, f32, f32, None, None, None]))
+    cases.append(("arithmetic_kernel", [[0, 0], [0.0, 0.0], -7, 2, 1.0],
+                  ["int64", "float32", None, None, None]))
+    real = _interpreted(cases)
+    assert real[-1] == [-3, -1]
+    assert [_exact(*case) for case in cases] == real
