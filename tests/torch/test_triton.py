@@ -183,3 +183,8 @@ def test_kernels_compute_what_triton_s_interpreter_computes() -> None:
     real = _interpreted(cases)
     assert real[-1] == [-3, -1]
     assert [_exact(*case) for case in cases] == real
+
+
+def test_tl_maximum_drops_a_nan_unless_asked_to_propagate_it() -> None:
+    assert dict(torch_output_distribution(k.nan_maximum(False), P, Q).items()) == {1: F(1)}
+    assert dict(torch_output_distribution(k.nan_maximum(True), P, Q).items()) == {0: F(1)}

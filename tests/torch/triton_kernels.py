@@ -193,3 +193,22 @@ def arithmetic(p: Any, q: Any) -> Any:
     third = bool(floats[0] == torch.tensor(1 / 3, dtype=torch.float32))
     return (ints[0] + 10) * 100 + (ints[1] + 10) * 10 + int(third) \
         + 1000 * int(bool(floats[1] == -3.5))
+
+
+@triton.jit
+def nan_kernel(out_ptr, x_ptr, PROPAGATE: tl.constexpr):
+    x = tl.load(x_ptr)                      # 0 / 0: a NaN
+    if PROPAGATE:  # noqa: SIM108
+        y = tl.maximum(x, 1.0, propagate_nan=tl.PropagateNan.ALL)
+    else:
+        y = tl.maximum(x, 1.0)              # Triton's default: the non-NaN operand
+    tl.store(out_ptr, y == 1.0)
+
+
+def nan_maximum(propagate: bool) -> Any:
+    def fn(p: Any, q: Any) -> Any:
+        out = torch.zeros(1, dtype=torch.int64)
+        zero = torch.zeros(1)
+        nan_kernel[(1,)](out, zero / zero, PROPAGATE=propagate)
+        return out[0]
+    return fn

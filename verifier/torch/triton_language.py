@@ -24,6 +24,7 @@ naming ``tl.NAME``, the kernel's file:line and a supported spelling when there i
 
 from __future__ import annotations
 
+import enum
 import operator
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -621,18 +622,35 @@ def where(condition: Any, x: Any, y: Any) -> Block:
     return Block(torch.where(c.t, _operand(x, dtype), _operand(y, dtype)))
 
 
-def maximum(x: Any, y: Any, propagate_nan: Any = None) -> Block:
+class PropagateNan(enum.Enum):
+    """``tl.PropagateNan``: whether ``tl.maximum``/``tl.minimum`` return a NaN operand."""
+
+    NONE = 0
+    ALL = 0xFFFF
+
+
+def _extremum(x: Any, y: Any, propagate_nan: Any, largest: bool) -> Block:
+    """``tl.maximum``/``tl.minimum``: on floats, by default the non-NaN operand wins
+    (``fmax``, as Triton's ``maxnumf``); with ``PropagateNan.ALL`` a NaN wins."""
     dtype = computation_type(x, y)
-    return Block(torch.maximum(_operand(x, dtype), _operand(y, dtype)))
+    a, b = _operand(x, dtype), _operand(y, dtype)
+    propagate = getattr(propagate_nan, "name", propagate_nan) == "ALL"
+    both = torch.maximum(a, b) if largest else torch.minimum(a, b)
+    if is_float_dtype(dtype) and not propagate:
+        return Block(torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, both)))
+    return Block(both)
 
 
-def minimum(x: Any, y: Any, propagate_nan: Any = None) -> Block:
-    dtype = computation_type(x, y)
-    return Block(torch.minimum(_operand(x, dtype), _operand(y, dtype)))
+def maximum(x: Any, y: Any, propagate_nan: Any = PropagateNan.NONE) -> Block:
+    return _extremum(x, y, propagate_nan, True)
 
 
-def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = None) -> Block:
-    return minimum(maximum(x, min), max)
+def minimum(x: Any, y: Any, propagate_nan: Any = PropagateNan.NONE) -> Block:
+    return _extremum(x, y, propagate_nan, False)
+
+
+def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) -> Block:
+    return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
 
 
 def _float_unary(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[..., Block]:
@@ -874,9 +892,8 @@ _TABLE: dict[str, Any] = {
     "max_constancy": _same, "debug_barrier": _nothing, "tensor": Block,
     **{name: dtype for name, dtype in _TORCH.items()
        if name not in ("fp16", "bf16", "fp32", "fp64")},
-    "float8e5": None, "pointer_type": PointerType, "dtype": torch.dtype,
+    "pointer_type": PointerType, "dtype": torch.dtype, "PropagateNan": PropagateNan,
 }
-del _TABLE["float8e5"]
 
 #: The ``tl`` of kernels run under exact mode.
 LANGUAGE = Language(_TABLE)
