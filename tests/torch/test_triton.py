@@ -188,3 +188,10 @@ def test_kernels_compute_what_triton_s_interpreter_computes() -> None:
 def test_tl_maximum_drops_a_nan_unless_asked_to_propagate_it() -> None:
     assert dict(torch_output_distribution(k.nan_maximum(False), P, Q).items()) == {1: F(1)}
     assert dict(torch_output_distribution(k.nan_maximum(True), P, Q).items()) == {0: F(1)}
+
+
+def test_heuristics_are_honoured_and_a_many_config_autotune_is_refused() -> None:
+    assert dict(torch_output_distribution(k.heuristic_copy, P, Q).items()) == {456: F(1)}
+    with pytest.raises(UnsupportedOperation, match=r"@triton.autotune kernel "
+                                                   r"tuned_copy_kernel with 2 configs"):
+        torch_output_distribution(k.tuned_copy, P, Q)

@@ -212,3 +212,32 @@ def nan_maximum(propagate: bool) -> Any:
         nan_kernel[(1,)](out, zero / zero, PROPAGATE=propagate)
         return out[0]
     return fn
+
+
+@triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["n"])})
+@triton.jit
+def sized_copy_kernel(dst_ptr, src_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n, other=0), mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 4}), triton.Config({"BLOCK": 8})],
+                 key=["n"])
+@triton.jit
+def tuned_copy_kernel(dst_ptr, src_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n, other=0), mask=offs < n)
+
+
+def heuristic_copy(p: Any, q: Any) -> Any:
+    src = torch.tensor([4, 5, 6])
+    dst = torch.zeros(3, dtype=torch.int64)
+    sized_copy_kernel[(1,)](dst, src, 3)
+    return dst[0] * 100 + dst[1] * 10 + dst[2]
+
+
+def tuned_copy(p: Any, q: Any) -> Any:
+    src = torch.tensor([4, 5, 6])
+    dst = torch.zeros(3, dtype=torch.int64)
+    tuned_copy_kernel[(1,)](dst, src, 3)
+    return dst[0]

@@ -113,7 +113,13 @@ def _python_function(kernel: Any) -> tuple[Any, list[Any], dict[str, Any]]:
 
 
 def _name(kernel: Any) -> str:
-    return str(getattr(kernel, "__name__", None) or type(kernel).__name__)
+    """The kernel's name: its Python function's, under any wrapper."""
+    current = kernel
+    for _ in range(16):
+        if isinstance(current, types.FunctionType) or getattr(current, "fn", None) is None:
+            break
+        current = current.fn
+    return str(getattr(current, "__name__", None) or type(kernel).__name__)
 
 
 def _is_constexpr(annotation: Any) -> bool:
