@@ -38,24 +38,27 @@ def race_kernel(out_ptr, p_ptr, q_ptr, u_ptr, e_ptr, V, BLOCK: tl.constexpr,
     tl.store(out_ptr, tl.argmax(tl.where(r > 0, r / e, -1.0), axis=0))
 
 
-def _race(p: Any, q: Any, generator: Any, inclusive: bool) -> Any:
+def _launch(kernel: Any, p: Any, q: Any, generator: Any, uniforms: int, noise: bool,
+            **flags: Any) -> Any:
+    """Draw the draft from q, then the uniforms (and an Exp(1) row), and launch."""
     V = p.shape[-1]
     out = torch.multinomial(q, 1, generator=generator)
-    u = torch.rand(1, generator=generator)
-    e = torch.empty(V).exponential_(generator=generator)
-    race_kernel[(1,)](out, p, q, u, e, V, BLOCK=triton.next_power_of_2(V),
-                      INCLUSIVE=inclusive, num_warps=1)
+    drawn = [torch.rand(uniforms, generator=generator)]
+    if noise:
+        drawn.append(torch.empty(V).exponential_(generator=generator))
+    kernel[(1,)](out, p, q, *drawn, V, BLOCK=triton.next_power_of_2(V), num_warps=1,
+                 **flags)
     return out
 
 
 def race_sampler(p: Any, q: Any, generator: Any = None) -> Any:
     """The textbook rule: correct."""
-    return _race(p, q, generator, False)
+    return _launch(race_kernel, p, q, generator, 1, True, INCLUSIVE=False)
 
 
 def race_inclusive(p: Any, q: Any, generator: Any = None) -> Any:
     """``u <= p/q``: a p = 0 draft is accepted when torch.rand returns its grid zero."""
-    return _race(p, q, generator, True)
+    return _launch(race_kernel, p, q, generator, 1, True, INCLUSIVE=True)
 
 
 @triton.jit
@@ -76,22 +79,14 @@ def cdf_kernel(out_ptr, p_ptr, q_ptr, u_ptr, V, BLOCK: tl.constexpr,
     tl.store(out_ptr, tl.sum(below.to(tl.int32), axis=0))
 
 
-def _cdf(p: Any, q: Any, generator: Any, normalise: bool) -> Any:
-    V = p.shape[-1]
-    out = torch.multinomial(q, 1, generator=generator)
-    u = torch.rand(2, generator=generator)
-    cdf_kernel[(1,)](out, p, q, u, V, BLOCK=triton.next_power_of_2(V), NORMALISE=normalise)
-    return out
-
-
 def cdf_sampler(p: Any, q: Any, generator: Any = None) -> Any:
     """Inverse-CDF recovery over the normalised residual: exact with ideal uniforms."""
-    return _cdf(p, q, generator, True)
+    return _launch(cdf_kernel, p, q, generator, 2, False, NORMALISE=True)
 
 
 def cdf_unnormalised(p: Any, q: Any, generator: Any = None) -> Any:
     """``max(p - q, 0)`` without dividing by its sum: the CDF tops out below 1."""
-    return _cdf(p, q, generator, False)
+    return _launch(cdf_kernel, p, q, generator, 2, False, NORMALISE=False)
 
 
 @triton.jit

@@ -91,21 +91,18 @@ class PointerType:
         return f"pointer<{self.element_ty}>"
 
 
+@dataclass(frozen=True, eq=False)
 class Pointer:
     """A pointer into an exact tensor's storage: the storage's elements (flat, in
     memory order), the element the tensor starts at, and an offset (an int or an
     integer :class:`Block`, so ``ptr + tl.arange(0, N)`` is a block of pointers)."""
 
-    __slots__ = ("base", "element", "name", "offset", "start", "writable")
-
-    def __init__(self, base: np.ndarray[Any, Any], start: int, element: torch.dtype,
-                 name: str, offset: Any = 0, writable: bool = True) -> None:
-        self.base = base
-        self.start = start
-        self.element = element
-        self.name = name
-        self.offset = offset
-        self.writable = writable
+    base: np.ndarray[Any, Any]
+    start: int
+    element: torch.dtype
+    name: str
+    offset: Any = 0
+    writable: bool = True
 
     @property
     def dtype(self) -> PointerType:
