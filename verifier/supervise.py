@@ -30,8 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from types import FrameType
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 __all__ = [
@@ -117,24 +116,50 @@ def _write(stream: TextIO | None, text: str, err: TextIO | None) -> int | None:
     return None
 
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _in_group(pid: int, group: int) -> bool:
+    """Whether process ``pid`` belongs to the child's process group ``group``."""
+    if pid == group:
+        return True
+    try:
+        return os.getpgid(pid) == group
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _sent_by(proc: subprocess.Popen[bytes]) -> Callable[[float], tuple[int, bool] | None]:
+    """A wait for SIGINT or SIGTERM (blocked while the child runs): the signal and
+    whether the child's process group sent it, or None after ``timeout`` seconds."""
+
+    def wait(timeout: float) -> tuple[int, bool] | None:
+        info = signal.sigtimedwait(_SIGNALS, timeout)
+        if info is None:
+            return None
+        return info.si_signo, _in_group(info.si_pid, proc.pid)
+
+    return wait
+
+
 def run_supervised(argv: Sequence[str]) -> int:
     """Run ``specexact argv`` in a supervised child; print its report; its exit code."""
     read_fd, write_fd = os.pipe()
     env = {**os.environ, WORKER_FD: str(write_fd)}
     command = [sys.executable, "-m", "specexact", *argv]
-    interrupted: list[int] = []
-    proc = subprocess.Popen(command, env=env, pass_fds=(write_fd,), start_new_session=True,
-                            stdin=subprocess.DEVNULL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)  # taken by sigtimedwait below
+    try:
+        proc = subprocess.Popen(command, env=env, pass_fds=(write_fd,),
+                                start_new_session=True, stdin=subprocess.DEVNULL)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+        raise
     os.close(write_fd)
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        interrupted.append(signum)
-        _kill_group(proc)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    wait_signal = _sent_by(proc)
     limit = _max_seconds(argv)
     chunks: list[bytes] = []
     timed_out = False
+    interrupted: tuple[int, bool] | None = None
     try:
         deadline = None if limit is None else time.monotonic() + limit
         os.set_blocking(read_fd, False)
@@ -147,7 +172,9 @@ def run_supervised(argv: Sequence[str]) -> int:
             except BlockingIOError:
                 if proc.poll() is not None and not _readable(read_fd):
                     break
-                time.sleep(0.02)
+                interrupted = wait_signal(0.02)
+                if interrupted is not None:
+                    break
                 continue
             if not chunk:
                 break
@@ -157,19 +184,26 @@ def run_supervised(argv: Sequence[str]) -> int:
     finally:
         os.close(read_fd)
         _kill_group(proc)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if interrupted:
+        while wait_signal(0) is not None:  # signals sent meanwhile: the run is over
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    if interrupted is not None and not interrupted[1]:
         signum = interrupted[0]
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write("specexact: interrupted\n")
         return EXIT_INTERRUPTED if signum == signal.SIGINT else 128 + signum
-    result = _result(b"".join(chunks))
+    result = None if interrupted is not None else _result(b"".join(chunks))
     if result is None:
-        why = (f"the run went past --max-seconds {limit:g}" if timed_out else
-               f"the process running the audited code ended before it reported a verdict "
-               f"({_how_it_ended(proc.returncode)}): the code under test, or what it "
-               "started, ended or replaced the process (os._exit, exec, a signal)")
+        if interrupted is not None:
+            why = (f"the code under test sent {signal.Signals(interrupted[0]).name} to "
+                   "specexact, which a sampler must not do")
+        elif timed_out:
+            why = f"the run went past --max-seconds {limit:g}"
+        else:
+            why = (f"the process running the audited code ended before it reported a "
+                   f"verdict ({_how_it_ended(proc.returncode)}): the code under test, or "
+                   "what it started, ended, interrupted or replaced the process (os._exit, "
+                   "exec, a signal)")
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(f"specexact: undecided: no verdict possible: {why}\n")
         return _UNDECIDED
@@ -204,9 +238,10 @@ def command() -> int:
         return run_supervised(sys.argv[1:])
     # The supervised child.  A specexact the audited code starts is not a worker.
     fd = int(os.environ.pop(WORKER_FD))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked by the supervisor
     from specexact.frontends.cli.main import main
 
     report = io.StringIO()
-    code = main(None, out=report, err=sys.stderr)
+    code = main(None, out=report, err=sys.stderr, supervised=True)
     send_result(fd, code, report.getvalue())
     return code

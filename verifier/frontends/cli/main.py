@@ -14,9 +14,12 @@ import importlib.metadata
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import Any, NoReturn, TextIO
 
 from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
@@ -424,20 +427,49 @@ def _hypothesis_files_to_cache() -> None:
     set_hypothesis_home_dir(os.path.join(cache, "specexact", "hypothesis"))
 
 
+@contextlib.contextmanager
+def _interrupts() -> Iterator[list[int] | None]:
+    """Record a real SIGINT (a list that gets the signal) while the body runs, so that a
+    KeyboardInterrupt the code under test raises itself is told from one: None where
+    Python's default handler is not in place (not the main thread, a caller's handler)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield None
+        return
+    received: list[int] = []
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
+         err: TextIO | None = None, supervised: bool = False) -> int:
     """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``) in this process; return
     the exit code.
 
     The ``specexact`` command runs this in a supervised child process
     (:func:`specexact.supervise.command`), so the audited code can forge neither the
-    report nor the exit code.
+    report nor the exit code; there (``supervised``) an interrupt of the command reaches
+    the supervisor, never this process, so a KeyboardInterrupt here is the code's own.
     """
     if argv is None:  # run as the ``specexact`` command, not called from Python
         _hypothesis_files_to_cache()
     arguments = list(sys.argv[1:] if argv is None else argv)
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr
+    with _interrupts() as received:
+        return _main(arguments, stdout, stderr, [] if supervised else received)
+
+
+def _main(arguments: list[str], stdout: TextIO, stderr: TextIO,
+          received: list[int] | None) -> int:
     args: argparse.Namespace | None = None
 
     def fail(message: str, status: str, code: int = EXIT_ERROR,
@@ -474,6 +506,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
                    "a BaseException that is not an Exception")
             raise Undecided(msg) from None
     except KeyboardInterrupt:
+        if received is not None and not received:
+            # No SIGINT reached the command: the code under test raised it, or signalled
+            # its own process.
+            return fail("no verdict possible: the code under test raised KeyboardInterrupt "
+                        "(or sent SIGINT to its own process) while no interrupt reached "
+                        "specexact; a sampler must return a token", "undecided")
         stderr.write("specexact: interrupted\n")
         return 130
     except BrokenPipeError:
