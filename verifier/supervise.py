@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 __all__ = [
@@ -40,6 +40,8 @@ __all__ = [
     "command",
     "run_supervised",
     "send_result",
+    "snapshot",
+    "tampered",
 ]
 
 #: The variable that tells the child which file descriptor carries its result.
@@ -227,6 +229,58 @@ def _result(data: bytes) -> tuple[int, str] | None:
         return None
 
 
+_Snapshot = dict[str, tuple[Any, dict[str, Any]]]
+
+
+def _namespaces() -> Iterator[tuple[str, Any]]:
+    """What the audited code could patch to forge a report: the builtins, specexact's
+    modules and the classes they define."""
+    import builtins
+
+    yield "builtins", builtins
+    for name, module in list(sys.modules.items()):
+        if name != "specexact" and not name.startswith("specexact."):
+            continue
+        yield name, module
+        for key, value in list(vars(module).items()):
+            if isinstance(value, type) and getattr(value, "__module__", "") == name:
+                yield f"{name}.{key}", value
+
+
+def _callables(namespace: Any) -> dict[str, Any]:
+    return {key: value for key, value in list(vars(namespace).items())
+            if callable(value) or isinstance(value, (type, staticmethod, classmethod,
+                                                      property))}
+
+
+def snapshot() -> _Snapshot:
+    """The functions and classes of :func:`_namespaces`, to compare after the run."""
+    return {name: (namespace, _callables(namespace)) for name, namespace in _namespaces()}
+
+
+def tampered(before: _Snapshot) -> str | None:
+    """The first function or class of ``before`` that was replaced, added or removed since
+    (``builtins.sum``), or None."""
+    for name, (namespace, entries) in before.items():
+        now = _callables(namespace)
+        for key in sorted(entries.keys() | now.keys()):
+            if entries.get(key) is not now.get(key):
+                return f"{name}.{key}"
+    return None
+
+
+def _tamper_report(argv: Sequence[str], where: str) -> str:
+    """The report of a run whose code under test replaced ``where``: UNDECIDED."""
+    message = (f"no verdict possible: the code under test replaced {where}, which "
+               "specexact's own checks and report use, so nothing it computed can be "
+               "trusted; a sampler must not patch builtins or specexact")
+    sys.stderr.write(f"specexact: undecided: {message}\n")
+    if "--json" not in argv:
+        return ""
+    return json.dumps({"verdict": "undecided", "kind": None, "cases": 0,
+                       "counterexample": None, "error": message}) + "\n"
+
+
 def command() -> int:
     """The ``specexact`` console script and ``python -m specexact``: supervise a child
     that runs the command, or, in that child, run it and send the report."""
@@ -242,6 +296,11 @@ def command() -> int:
     from specexact.frontends.cli.main import main
 
     report = io.StringIO()
+    before = snapshot()
     code = main(None, out=report, err=sys.stderr, supervised=True)
-    send_result(fd, code, report.getvalue())
+    out = report.getvalue()
+    where = tampered(before)
+    if where is not None:
+        code, out = _UNDECIDED, _tamper_report(sys.argv[1:], where)
+    send_result(fd, code, out)
     return code
