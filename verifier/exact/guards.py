@@ -109,8 +109,8 @@ class _ThreadFinding(BaseException):
 
 
 def check_threads() -> None:
-    """Report a finding of a thread started by the current execution (through its
-    reporter), if any: called when the code under test returns or draws."""
+    """Report a finding of a thread the current execution started, or of a fork it made
+    (through its reporter), if any: called when the code under test returns or raises."""
     pending = _GUARD.pending
     report = _GUARD.report
     if pending and report is not None:
@@ -203,6 +203,26 @@ def _fork_guard(original: Callable[[], Any], what: str) -> Callable[[], Any]:
 
     return fork
 
+
+def _before_fork() -> None:
+    """Any fork while the code under test runs (also through a name bound before the
+    guards, ``from os import fork``, or multiprocessing): remembered for the parent."""
+    guard = _GUARD
+    if guard.report is not None:
+        if guard.pending is None:
+            guard.pending = []
+        guard.pending.append(ProcessFork(_FORK_MESSAGE.format(what="fork()")))
+
+
+def _after_fork_in_child() -> None:
+    """The copy of the audit's process a fork made stops at once: it must not run the
+    rest of the audit (and report a second verdict)."""
+    if _GUARD.report is not None:
+        _ORIGINAL_EXIT(0)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 _FORKS = {name: getattr(os, name) for name in ("fork", "forkpty") if hasattr(os, name)}
 _FORK_GUARDS = {name: _fork_guard(fn, f"os.{name}") for name, fn in _FORKS.items()}
