@@ -29,6 +29,7 @@ __all__ = [
     "InvalidInput",
     "InvalidOutput",
     "MissingDependency",
+    "OutputUnwritable",
     "SamplerFailure",
     "SamplerRaised",
     "SpecexactError",
@@ -54,6 +55,11 @@ class InvalidDistribution(InvalidInput):
 
 class InvalidArgument(InvalidInput):
     """An option or argument has a value outside its valid range."""
+
+
+class OutputUnwritable(SpecexactError, OSError):
+    """A file the command was asked to write (a ``--plot`` path) cannot be written there;
+    the command checks before it computes anything."""
 
 
 class MissingDependency(SpecexactError, ImportError):

@@ -1,7 +1,8 @@
 """Argument parsing, dispatch, and the one place where every error becomes an exit code.
 
 Exit codes: 0 no violation found, 1 a violation was found, 2 a usage error or
-no verdict possible (import failure, budget exceeded, hidden randomness).
+no verdict possible (import failure, budget exceeded, hidden randomness), 3 an output
+error (the report or a plot cannot be written), 130 / 143 interrupted (SIGINT / SIGTERM).
 No traceback ever reaches the user unless ``SPECEXACT_DEBUG=1`` is set.
 """
 
@@ -26,18 +27,22 @@ from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import (
     BudgetExceeded,
     InvalidInput,
+    OutputUnwritable,
     SamplerFailure,
     SpecexactError,
     Undecided,
 )
 from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.progress import configure as configure_progress
+from specexact.validation import check_output_path
 
 __all__ = ["build_parser", "main"]
 
 EXIT_PASS = 0
 EXIT_VIOLATION = 1
 EXIT_ERROR = 2
+#: A report or plot that cannot be written (``/dev/full``, a closed stdout, a bad path).
+EXIT_OUTPUT = 3
 
 
 class UsageError(Exception):
@@ -106,7 +111,8 @@ has another vocabulary (judged on the law of text) is recognised by its code rea
 model.vocab, or named with --kind cross-vocab.
 Without TARGET, every rule of the bundled catalogue is audited and compared with its
 expected verdict.
-exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
+exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible,
+3 output error (the report or plot cannot be written), 130/143 interrupted (SIGINT/SIGTERM)
 """
 
 
@@ -115,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="specexact",
         description="Prove or refute, with exact arithmetic, that a speculative-decoding "
                     "sampler preserves the target distribution.",
-        epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict")
+        epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict, 3 output "
+               "error (report or plot not writable), 130/143 interrupted")
     parser.add_argument("--version", action="version", version=f"specexact {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -169,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "bias formula where it does not.  A decoding step (--kind step, or read "
                     "from its signature) is proved with --horizon N: the joint law of its "
                     "first N tokens, for every pair of context-dependent models.",
-        epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided")
+        epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided, 3 output error, "
+               "130/143 interrupted")
     prove.add_argument("target", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
     prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
@@ -338,6 +346,8 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if getattr(args, "plot", None):
+        check_output_path(args.plot, "--plot")  # before the computing, not after it
     if args.command == "audit":
         if args.target is None:
             from specexact.frontends.cli.catalogue_cmd import audit_catalogue
@@ -519,6 +529,8 @@ def _main(arguments: list[str], stdout: TextIO, stderr: TextIO,
         return EXIT_ERROR
     except UsageError as exc:
         return fail(str(exc), "error")
+    except OutputUnwritable as exc:
+        return fail(str(exc), "error", EXIT_OUTPUT)
     except Undecided as exc:
         return fail(f"no verdict possible: {exc}", "undecided", cause=exc)
     except InvalidInput as exc:
