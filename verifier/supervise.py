@@ -207,7 +207,9 @@ def run_supervised(argv: Sequence[str]) -> int:
                    "what it started, ended, interrupted or replaced the process (os._exit, "
                    "exec, a signal)")
         with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(f"specexact: undecided: no verdict possible: {why}\n")
+            out = _undecided_report(argv, f"no verdict possible: {why}")
+            if out:
+                _write(sys.stdout, out, sys.stderr)
         return _UNDECIDED
     code, out = result
     failed = _write(sys.stdout, out, sys.stderr)
@@ -269,16 +271,68 @@ def tampered(before: _Snapshot) -> str | None:
     return None
 
 
-def _tamper_report(argv: Sequence[str], where: str) -> str:
-    """The report of a run whose code under test replaced ``where``: UNDECIDED."""
-    message = (f"no verdict possible: the code under test replaced {where}, which "
-               "specexact's own checks and report use, so nothing it computed can be "
-               "trusted; a sampler must not patch builtins or specexact")
+def _undecided_report(argv: Sequence[str], message: str) -> str:
+    """Say ``message`` (UNDECIDED) on stderr; the report for stdout: with ``--json`` the
+    one JSON object every outcome prints, else nothing."""
     sys.stderr.write(f"specexact: undecided: {message}\n")
     if "--json" not in argv:
         return ""
     return json.dumps({"verdict": "undecided", "kind": None, "cases": 0,
                        "counterexample": None, "error": message}) + "\n"
+
+
+def _tamper_report(argv: Sequence[str], where: str) -> str:
+    """The report of a run whose code under test replaced ``where``: UNDECIDED."""
+    return _undecided_report(argv, f"no verdict possible: the code under test replaced "
+                                   f"{where}, which specexact's own checks and report use, "
+                                   "so nothing it computed can be trusted; a sampler must "
+                                   "not patch builtins or specexact")
+
+
+#: How much the code under test may write to stdout and to stderr while it runs.
+OUTPUT_LIMIT = 1 << 20
+
+
+class _Bounded(io.TextIOBase):
+    """A stream that passes on at most :data:`OUTPUT_LIMIT` characters written while the
+    code under test runs (a sampler printing on each of its executions), then one line
+    saying the rest is dropped; what specexact writes itself always passes."""
+
+    def __init__(self, stream: TextIO, name: str, running: Callable[[], bool]) -> None:
+        super().__init__()
+        self.stream, self.name, self.running, self.written = stream, name, running, 0
+
+    def write(self, text: str) -> int:
+        if not self.running():
+            return self.stream.write(text)
+        before = self.written
+        self.written += len(text)
+        if self.written <= OUTPUT_LIMIT:
+            return self.stream.write(text)
+        if before <= OUTPUT_LIMIT:
+            self.stream.write(text[:OUTPUT_LIMIT - before])
+            with contextlib.suppress(Exception):
+                note = sys.__stderr__ or self.stream
+                note.write(f"\nspecexact: the code under test wrote over "
+                           f"{OUTPUT_LIMIT >> 20} MiB to {self.name}; the rest of what it "
+                           "writes there is dropped\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.stream.encoding
 
 
 def command() -> int:
@@ -293,11 +347,17 @@ def command() -> int:
     # The supervised child.  A specexact the audited code starts is not a worker.
     fd = int(os.environ.pop(WORKER_FD))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked by the supervisor
+    from specexact.exact.guards import running
     from specexact.frontends.cli.main import main
 
     report = io.StringIO()
+    err = sys.stderr
+    if sys.stdout is not None:
+        sys.stdout = _Bounded(sys.stdout, "stdout", running)
+    if err is not None:
+        err = sys.stderr = _Bounded(err, "stderr", running)
     before = snapshot()
-    code = main(None, out=report, err=sys.stderr, supervised=True)
+    code = main(None, out=report, err=err, supervised=True)
     out = report.getvalue()
     where = tampered(before)
     if where is not None:

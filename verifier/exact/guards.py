@@ -56,7 +56,7 @@ from typing import Any, NoReturn
 from specexact.errors import HiddenRandomness, SamplerFailure, Undecided
 
 __all__ = ["ProcessExit", "ProcessFork", "check_threads", "clock_epoch", "clock_reads",
-           "installed", "real_monotonic", "swap_reporter"]
+           "installed", "real_monotonic", "running", "swap_reporter"]
 
 Report = Callable[[BaseException], NoReturn]
 
@@ -401,6 +401,12 @@ def _uninstall() -> None:
     if threading.excepthook is _excepthook:
         threading.excepthook = _excepthooks[-1]
     _excepthooks.pop()
+
+
+def running() -> bool:
+    """Whether this thread runs code under test now (an execution, or a thread it
+    started)."""
+    return _GUARD.report is not None
 
 
 def clock_reads() -> int:
