@@ -335,6 +335,20 @@ class _Bounded(io.TextIOBase):
         return self.stream.encoding
 
 
+#: The modules each command imports lazily, loaded before the snapshot so that patching
+#: them is seen too.
+_COMMAND_MODULES = {"audit": ("audit_cmd", "catalogue_cmd"), "prove": ("prove_cmd",),
+                    "power": ("power_cmd",), "mutate": ("mutate_cmd",),
+                    "explain": ("catalogue_cmd",), "catalogue": ("catalogue_cmd",)}
+
+
+def _preload(command: Sequence[str]) -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES.get(command[0] if command else "", ()):
+        importlib.import_module(f"specexact.frontends.cli.{name}")
+
+
 def command() -> int:
     """The ``specexact`` console script and ``python -m specexact``: supervise a child
     that runs the command, or, in that child, run it and send the report."""
@@ -350,6 +364,7 @@ def command() -> int:
     from specexact.exact.guards import running
     from specexact.frontends.cli.main import main
 
+    _preload(sys.argv[1:2])
     report = io.StringIO()
     err = sys.stderr
     if sys.stdout is not None:
