@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -366,11 +366,11 @@ def command() -> int:
 
     _preload(sys.argv[1:2])
     report = io.StringIO()
-    err = sys.stderr
+    err: TextIO | None = sys.stderr
     if sys.stdout is not None:
-        sys.stdout = _Bounded(sys.stdout, "stdout", running)
+        sys.stdout = cast(TextIO, _Bounded(sys.stdout, "stdout", running))
     if err is not None:
-        err = sys.stderr = _Bounded(err, "stderr", running)
+        err = sys.stderr = cast(TextIO, _Bounded(err, "stderr", running))
     before = snapshot()
     code = main(None, out=report, err=err, supervised=True)
     out = report.getvalue()

@@ -41,10 +41,10 @@ behaviour.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import datetime
 import os
-import builtins
 import posix
 import random
 import sys
@@ -263,7 +263,7 @@ def _clock_guard(original: Callable[[], Any], wall: bool, ns: bool) -> Callable[
 _ADDRESSES = ((0x7F00_0000_1000, 0x40), (0x5A5A_5A5A_5FF0, 0x1D0))
 _ORIGINAL_ID = builtins.id
 _ORIGINAL_HASH = builtins.hash
-_IDENTITY_HASH = object.__hash__
+_IDENTITY_HASH: Any = object.__hash__
 
 
 def _address(obj: Any) -> int | None:
