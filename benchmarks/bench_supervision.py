@@ -11,21 +11,24 @@ figures, each a ratio of CPU s measured in this run:
   the start of threads while an enumeration runs; they cost a swap per enumeration and a
   thread-local store per execution.  Every row must be the same both ways, else no
   ratio is printed.  Target **<= 1.10x**.
-* **supervisor**: ``specexact audit --examples E --jobs 1`` (the catalogue audit) as
-  the command runs it, supervised (a second interpreter runs the audit and sends the
-  report back over a pipe; the snapshot of builtins and specexact before and after),
-  over the same command with ``SPECEXACT_NO_SUPERVISOR=1`` (one process).  CPU of the
-  finished child processes (``RUSAGE_CHILDREN``), both interpreters counted.  The
-  reports must be the same bytes.  Target **<= 1.10x**.
+* **supervisor**: the default audit (``specexact audit FILE:fn``, no options) of the
+  catalogue's textbook and naive_resample rules (a PASS and a FAIL) as the command runs
+  it, supervised (a second interpreter runs the audit and sends the report back over a
+  pipe; the snapshot of builtins and specexact before and after), over the same command
+  with ``SPECEXACT_NO_SUPERVISOR=1`` (one process).  CPU of the finished child
+  processes (``RUSAGE_CHILDREN``), both interpreters counted.  The reports must be the
+  same bytes.  Target **<= 1.10x**.  (The whole catalogue audit takes minutes of CPU;
+  the supervisor's cost is a fixed one per command, so its share there is smaller still.)
 
-``--quick`` audits a handful of rules and, for the supervisor, one target audit: the
-fixed cost of the second interpreter is then a large share, so that figure is printed
-"not judged at this size".
+``--quick`` audits a handful of rules and, for the supervisor, one small target audit:
+the fixed cost of the second interpreter is then a large share, so that figure is
+printed "not judged at this size".
 
 Run from the repository root::
 
-    python benchmarks/bench_supervision.py            # 12 rules; the catalogue audit
-                                                      # with --examples 1 (about 4 CPU min)
+    python benchmarks/bench_supervision.py            # 12 rules, best of 3; the two
+                                                      # default audits, best of 3
+                                                      # (about 1 CPU min)
     python benchmarks/bench_supervision.py --quick    # a few CPU s
 """
 
@@ -117,21 +120,28 @@ def _command(argv: list[str], *, supervised: bool) -> tuple[str, float]:
 
 
 def supervisor_ratio(figures: Figures, quick: bool) -> None:
-    if quick:
-        argv = ["audit", "specexact.counterexamples.samplers:textbook", "--vocab-sizes", "2",
-                "--examples", "2", "-q"]
-        label = "one target audit (textbook, V = 2)"
-    else:
-        argv = ["audit", "--examples", "1", "--jobs", "1", "-q", "--json"]
-        label = "catalogue audit, --examples 1 --jobs 1"
-    plain, bare = _command(argv, supervised=False)
-    report, supervised = _command(argv, supervised=True)
-    if report != plain:
-        print("supervisor: the reports differ supervised and in one process; no ratio")
-        sys.exit(1)
+    rules = ("textbook",) if quick else ("textbook", "naive_resample")
+    extra = ["--vocab-sizes", "2", "--examples", "2"] if quick else []
+    repeats = 1 if quick else 3
+    supervised = bare = 0.0
+    for rule in rules:
+        argv = ["audit", f"specexact.counterexamples.samplers:{rule}", *extra, "-q"]
+        best = {True: float("inf"), False: float("inf")}
+        for _ in range(repeats):  # alternated, the best of each: the least disturbed
+            plain, one = _command(argv, supervised=False)
+            report, two = _command(argv, supervised=True)
+            if report != plain:
+                print("supervisor: the reports differ supervised and in one process; "
+                      "no ratio")
+                sys.exit(1)
+            best[False], best[True] = min(best[False], one), min(best[True], two)
+        supervised += best[True]
+        bare += best[False]
+    label = (f"default audits of {' and '.join(rules)}" if not quick
+             else "one small target audit (textbook, V = 2)") + f", best of {repeats}"
     target = at_most(TARGET, "x", source=SOURCE)
     if quick:
-        target = target.elsewhere("the catalogue audit")
+        target = target.elsewhere("the default audits")
     figures.show(f"{label}: supervised", supervised)
     figures.show(f"{label}: one process", bare)
     figures.show("supervisor, supervised / one process", supervised / bare, "x", target,
