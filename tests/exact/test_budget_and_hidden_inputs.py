@@ -265,3 +265,19 @@ def test_a_thread_that_only_computes_keeps_the_verdict():
         return textbook(p, q, rng)
 
     assert check_sampler(threaded, (F(1, 3), F(2, 3)), HALF).passed
+
+
+def test_specexacts_own_addresses_are_not_read_as_the_codes():
+    # Regression: the torch session keys its generators by id() inside executions; each
+    # read counted as the code's, so every torch law was computed twice (3x slower).
+    torch = pytest.importorskip("torch")
+    from specexact.exact.guards import clock_reads
+    from specexact.torch import torch_output_distribution
+
+    def plain(p, q):
+        return torch.multinomial(p, 1)
+
+    before = clock_reads()
+    law = torch_output_distribution(plain, ["1/4", "3/4"], ["1/2", "1/2"])
+    assert law == {0: F(1, 4), 1: F(3, 4)}
+    assert clock_reads() == before
