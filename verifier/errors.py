@@ -29,6 +29,7 @@ __all__ = [
     "InvalidInput",
     "InvalidOutput",
     "MissingDependency",
+    "OutputUnwritable",
     "SamplerFailure",
     "SamplerRaised",
     "SpecexactError",
@@ -54,6 +55,11 @@ class InvalidDistribution(InvalidInput):
 
 class InvalidArgument(InvalidInput):
     """An option or argument has a value outside its valid range."""
+
+
+class OutputUnwritable(SpecexactError, OSError):
+    """A file the command was asked to write (a ``--plot`` path) cannot be written there;
+    the command checks before it computes anything."""
 
 
 class MissingDependency(SpecexactError, ImportError):
@@ -210,8 +216,18 @@ def package_dirs(*names: str) -> tuple[str, ...]:
     return tuple(dirs)
 
 
+#: The longest message of the code under test's exception a report repeats.
+MESSAGE_LIMIT = 2000
+
+
 def describe_exception(exc: BaseException) -> str:
-    """``"ValueError: bad row"``, or ``"RuntimeError (no message)"`` for a bare one."""
-    text = str(exc)
+    """``"ValueError: bad row"``, or ``"RuntimeError (no message)"`` for a bare one; a
+    message over :data:`MESSAGE_LIMIT` characters is cut, saying how long it was."""
+    try:
+        text = str(exc)
+    except Exception as error:  # a __str__ that raises: the type still names it
+        text = f"<its message could not be read: {type(error).__name__}>"
+    if len(text) > MESSAGE_LIMIT:
+        text = f"{text[:MESSAGE_LIMIT]}... (cut: {len(text)} characters in all)"
     name = type(exc).__name__
     return f"{name}: {text}" if text else f"{name} (no message)"

@@ -30,9 +30,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from types import FrameType
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO, cast
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -41,6 +40,8 @@ __all__ = [
     "command",
     "run_supervised",
     "send_result",
+    "snapshot",
+    "tampered",
 ]
 
 #: The variable that tells the child which file descriptor carries its result.
@@ -117,24 +118,50 @@ def _write(stream: TextIO | None, text: str, err: TextIO | None) -> int | None:
     return None
 
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _in_group(pid: int, group: int) -> bool:
+    """Whether process ``pid`` belongs to the child's process group ``group``."""
+    if pid == group:
+        return True
+    try:
+        return os.getpgid(pid) == group
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _sent_by(proc: subprocess.Popen[bytes]) -> Callable[[float], tuple[int, bool] | None]:
+    """A wait for SIGINT or SIGTERM (blocked while the child runs): the signal and
+    whether the child's process group sent it, or None after ``timeout`` seconds."""
+
+    def wait(timeout: float) -> tuple[int, bool] | None:
+        info = signal.sigtimedwait(_SIGNALS, timeout)
+        if info is None:
+            return None
+        return info.si_signo, _in_group(info.si_pid, proc.pid)
+
+    return wait
+
+
 def run_supervised(argv: Sequence[str]) -> int:
     """Run ``specexact argv`` in a supervised child; print its report; its exit code."""
     read_fd, write_fd = os.pipe()
     env = {**os.environ, WORKER_FD: str(write_fd)}
     command = [sys.executable, "-m", "specexact", *argv]
-    interrupted: list[int] = []
-    proc = subprocess.Popen(command, env=env, pass_fds=(write_fd,), start_new_session=True,
-                            stdin=subprocess.DEVNULL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)  # taken by sigtimedwait below
+    try:
+        proc = subprocess.Popen(command, env=env, pass_fds=(write_fd,),
+                                start_new_session=True, stdin=subprocess.DEVNULL)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+        raise
     os.close(write_fd)
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        interrupted.append(signum)
-        _kill_group(proc)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    wait_signal = _sent_by(proc)
     limit = _max_seconds(argv)
     chunks: list[bytes] = []
     timed_out = False
+    interrupted: tuple[int, bool] | None = None
     try:
         deadline = None if limit is None else time.monotonic() + limit
         os.set_blocking(read_fd, False)
@@ -147,7 +174,9 @@ def run_supervised(argv: Sequence[str]) -> int:
             except BlockingIOError:
                 if proc.poll() is not None and not _readable(read_fd):
                     break
-                time.sleep(0.02)
+                interrupted = wait_signal(0.02)
+                if interrupted is not None:
+                    break
                 continue
             if not chunk:
                 break
@@ -157,21 +186,30 @@ def run_supervised(argv: Sequence[str]) -> int:
     finally:
         os.close(read_fd)
         _kill_group(proc)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if interrupted:
+        while wait_signal(0) is not None:  # signals sent meanwhile: the run is over
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    if interrupted is not None and not interrupted[1]:
         signum = interrupted[0]
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write("specexact: interrupted\n")
         return EXIT_INTERRUPTED if signum == signal.SIGINT else 128 + signum
-    result = _result(b"".join(chunks))
+    result = None if interrupted is not None else _result(b"".join(chunks))
     if result is None:
-        why = (f"the run went past --max-seconds {limit:g}" if timed_out else
-               f"the process running the audited code ended before it reported a verdict "
-               f"({_how_it_ended(proc.returncode)}): the code under test, or what it "
-               "started, ended or replaced the process (os._exit, exec, a signal)")
+        if interrupted is not None:
+            why = (f"the code under test sent {signal.Signals(interrupted[0]).name} to "
+                   "specexact, which a sampler must not do")
+        elif timed_out:
+            why = f"the run went past --max-seconds {limit:g}"
+        else:
+            why = (f"the process running the audited code ended before it reported a "
+                   f"verdict ({_how_it_ended(proc.returncode)}): the code under test, or "
+                   "what it started, ended, interrupted or replaced the process (os._exit, "
+                   "exec, a signal)")
         with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(f"specexact: undecided: no verdict possible: {why}\n")
+            out = _undecided_report(argv, f"no verdict possible: {why}")
+            if out:
+                _write(sys.stdout, out, sys.stderr)
         return _UNDECIDED
     code, out = result
     failed = _write(sys.stdout, out, sys.stderr)
@@ -193,6 +231,124 @@ def _result(data: bytes) -> tuple[int, str] | None:
         return None
 
 
+_Snapshot = dict[str, tuple[Any, dict[str, Any]]]
+
+
+def _namespaces() -> Iterator[tuple[str, Any]]:
+    """What the audited code could patch to forge a report: the builtins, specexact's
+    modules and the classes they define."""
+    import builtins
+
+    yield "builtins", builtins
+    for name, module in list(sys.modules.items()):
+        if name != "specexact" and not name.startswith("specexact."):
+            continue
+        yield name, module
+        for key, value in list(vars(module).items()):
+            if isinstance(value, type) and getattr(value, "__module__", "") == name:
+                yield f"{name}.{key}", value
+
+
+def _callables(namespace: Any) -> dict[str, Any]:
+    return {key: value for key, value in list(vars(namespace).items())
+            if callable(value) or isinstance(value, (type, staticmethod, classmethod,
+                                                      property))}
+
+
+def snapshot() -> _Snapshot:
+    """The functions and classes of :func:`_namespaces`, to compare after the run."""
+    return {name: (namespace, _callables(namespace)) for name, namespace in _namespaces()}
+
+
+def tampered(before: _Snapshot) -> str | None:
+    """The first function or class of ``before`` that was replaced, added or removed since
+    (``builtins.sum``), or None."""
+    for name, (namespace, entries) in before.items():
+        now = _callables(namespace)
+        for key in sorted(entries.keys() | now.keys()):
+            if entries.get(key) is not now.get(key):
+                return f"{name}.{key}"
+    return None
+
+
+def _undecided_report(argv: Sequence[str], message: str) -> str:
+    """Say ``message`` (UNDECIDED) on stderr; the report for stdout: with ``--json`` the
+    one JSON object every outcome prints, else nothing."""
+    sys.stderr.write(f"specexact: undecided: {message}\n")
+    if "--json" not in argv:
+        return ""
+    return json.dumps({"verdict": "undecided", "kind": None, "cases": 0,
+                       "counterexample": None, "error": message}) + "\n"
+
+
+def _tamper_report(argv: Sequence[str], where: str) -> str:
+    """The report of a run whose code under test replaced ``where``: UNDECIDED."""
+    return _undecided_report(argv, f"no verdict possible: the code under test replaced "
+                                   f"{where}, which specexact's own checks and report use, "
+                                   "so nothing it computed can be trusted; a sampler must "
+                                   "not patch builtins or specexact")
+
+
+#: How much the code under test may write to stdout and to stderr while it runs.
+OUTPUT_LIMIT = 1 << 20
+
+
+class _Bounded(io.TextIOBase):
+    """A stream that passes on at most :data:`OUTPUT_LIMIT` characters written while the
+    code under test runs (a sampler printing on each of its executions), then one line
+    saying the rest is dropped; what specexact writes itself always passes."""
+
+    def __init__(self, stream: TextIO, name: str, running: Callable[[], bool]) -> None:
+        super().__init__()
+        self.stream, self.name, self.running, self.written = stream, name, running, 0
+
+    def write(self, text: str) -> int:
+        if not self.running():
+            return self.stream.write(text)
+        before = self.written
+        self.written += len(text)
+        if self.written <= OUTPUT_LIMIT:
+            return self.stream.write(text)
+        if before <= OUTPUT_LIMIT:
+            self.stream.write(text[:OUTPUT_LIMIT - before])
+            with contextlib.suppress(Exception):
+                note = sys.__stderr__ or self.stream
+                note.write(f"\nspecexact: the code under test wrote over "
+                           f"{OUTPUT_LIMIT >> 20} MiB to {self.name}; the rest of what it "
+                           "writes there is dropped\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.stream.encoding
+
+
+#: The modules each command imports lazily, loaded before the snapshot so that patching
+#: them is seen too.
+_COMMAND_MODULES = {"audit": ("audit_cmd", "catalogue_cmd"), "prove": ("prove_cmd",),
+                    "power": ("power_cmd",), "mutate": ("mutate_cmd",),
+                    "explain": ("catalogue_cmd",), "catalogue": ("catalogue_cmd",)}
+
+
+def _preload(command: Sequence[str]) -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES.get(command[0] if command else "", ()):
+        importlib.import_module(f"specexact.frontends.cli.{name}")
+
+
 def command() -> int:
     """The ``specexact`` console script and ``python -m specexact``: supervise a child
     that runs the command, or, in that child, run it and send the report."""
@@ -204,9 +360,22 @@ def command() -> int:
         return run_supervised(sys.argv[1:])
     # The supervised child.  A specexact the audited code starts is not a worker.
     fd = int(os.environ.pop(WORKER_FD))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked by the supervisor
+    from specexact.exact.guards import running
     from specexact.frontends.cli.main import main
 
+    _preload(sys.argv[1:2])
     report = io.StringIO()
-    code = main(None, out=report, err=sys.stderr)
-    send_result(fd, code, report.getvalue())
+    err: TextIO | None = sys.stderr
+    if sys.stdout is not None:
+        sys.stdout = cast(TextIO, _Bounded(sys.stdout, "stdout", running))
+    if err is not None:
+        err = sys.stderr = cast(TextIO, _Bounded(err, "stderr", running))
+    before = snapshot()
+    code = main(None, out=report, err=err, supervised=True)
+    out = report.getvalue()
+    where = tampered(before)
+    if where is not None:
+        code, out = _UNDECIDED, _tamper_report(sys.argv[1:], where)
+    send_result(fd, code, out)
     return code

@@ -16,15 +16,17 @@ numpy code hands over); floats with an integral value are not.
 from __future__ import annotations
 
 import operator
+import os
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from specexact.errors import InvalidArgument
+from specexact.errors import InvalidArgument, OutputUnwritable
 
 __all__ = [
     "check_choice",
     "check_integer",
     "check_optional_integer",
+    "check_output_path",
     "check_positive_number",
     "check_type",
     "fail",
@@ -113,3 +115,23 @@ def check_choice(value: Any, name: str, choices: tuple[Any, ...]) -> Any:
     if isinstance(value, (list, dict, set)) or value not in choices:
         fail(name, value, "one of " + ", ".join(repr(c) for c in choices))
     return value
+
+
+def check_output_path(path: str, name: str) -> str:
+    """``path`` if a file can be written there (checked before any computing): its folder
+    exists and is writable, and it is not a folder nor a read-only file; else
+    :class:`~specexact.errors.OutputUnwritable` naming ``name`` and why."""
+    folder = os.path.dirname(os.path.abspath(path))
+    why = None
+    if os.path.isdir(path):
+        why = "it is a folder"
+    elif not os.path.isdir(folder):
+        why = f"its folder {folder} does not exist"
+    elif os.path.exists(path) and not os.access(path, os.W_OK):
+        why = "the file is read-only"
+    elif not os.path.exists(path) and not os.access(folder, os.W_OK | os.X_OK):
+        why = f"its folder {folder} is not writable"
+    if why is not None:
+        msg = f"cannot write {name} {path}: {why}; give a path in a writable folder"
+        raise OutputUnwritable(msg)
+    return path

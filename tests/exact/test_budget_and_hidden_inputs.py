@@ -95,13 +95,19 @@ def timed_textbook(p, q, rng):
     return token
 
 
-def test_a_clock_used_as_a_coin_is_undecided_on_every_run():
+def undecided_message(sampler) -> str:
+    """The HiddenRandomness message of three audits of ``sampler``, asserted the same."""
     messages = set()
     for _ in range(3):
         with pytest.raises(HiddenRandomness) as info:
-            check_sampler(clock_coin, (F(1, 3), F(2, 3)), HALF)
+            check_sampler(sampler, (F(1, 3), F(2, 3)), HALF)
         messages.add(str(info.value))
-    assert len(messages) == 1 and "depends on the clock" in messages.pop()
+    assert len(messages) == 1
+    return messages.pop()
+
+
+def test_a_clock_used_as_a_coin_is_undecided_on_every_run():
+    assert "depends on the clock" in undecided_message(clock_coin)
 
 
 def test_a_clock_that_is_only_logged_keeps_the_verdict():
@@ -190,3 +196,88 @@ def test_a_stopped_execution_leaves_the_thread_working():
                           text=True, timeout=300, check=False,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == "fail", done.stderr[-2000:]
+
+
+ADDRESS_COINS = {
+    "id(x) % 2 of a 16-aligned address": lambda: id(object()) % 32 == 0,
+    "a higher bit of id()": lambda: (id([]) >> 4) % 2,
+    "hash(object())": lambda: hash(object()) % 2,
+}
+
+
+@pytest.mark.parametrize("coin", sorted(ADDRESS_COINS))
+def test_an_object_address_used_as_a_coin_is_undecided_on_every_run(coin):
+    # Before: FAIL with a TV made up by the addresses of the moment (1/3, or 1).
+    bit = ADDRESS_COINS[coin]
+
+    def address_coin(p, q, rng):
+        return rng.categorical(p if bit() else q)
+
+    assert "object addresses" in undecided_message(address_coin)
+
+
+def test_ids_as_keys_and_hashes_of_values_keep_the_verdict():
+    # The honest twin: id() as a dictionary key, hash() of a value, set membership.
+    def keyed(p, q, rng):
+        seen = {id(p): p, id(q): q}
+        assert seen[id(p)] is p and hash((1, 2)) == hash((1, 2))
+        assert len({object(), object()}) == 2
+        return textbook(seen[id(p)], seen[id(q)], rng)
+
+    def keyed_naive(p, q, rng):
+        seen = {id(p): p}
+        x = rng.categorical(q)
+        return x if rng.random() * q[x] < seen[id(p)][x] else rng.categorical(p)
+
+    assert check_sampler(keyed, (F(1, 3), F(2, 3)), HALF).passed
+    assert not check_sampler(keyed_naive, (F(1, 3), F(2, 3)), (F(2, 3), F(1, 3))).passed
+    assert id(object()) % 16 == 0  # outside an execution, id is CPython's own again
+
+
+def _in_a_thread(fn):
+    out = []
+    worker = threading.Thread(target=lambda: out.append(fn()))
+    worker.start()
+    worker.join()
+    return out[0] if out else 0
+
+
+@pytest.mark.parametrize(("coin", "error", "needle"), [
+    (lambda: time.perf_counter_ns() % 2, HiddenRandomness, "clock"),
+    (lambda: os.urandom(1)[0] % 2, HiddenRandomness, r"os\.urandom\(1\)"),
+    (lambda: random.random() < 0.5, HiddenRandomness, "global random generator"),
+    (lambda: id(object()) % 32 == 0, HiddenRandomness, "object addresses"),
+])
+def test_a_coin_drawn_in_a_thread_the_code_starts_is_undecided(coin, error, needle):
+    # Before: the guards watched the enumerating thread only: a clock or os.urandom read
+    # in a worker thread the sampler started gave a verdict (FAIL, TV = 1).
+    def threaded(p, q, rng):
+        return rng.categorical(p if _in_a_thread(coin) else q)
+
+    with pytest.raises(error, match=needle):
+        check_sampler(threaded, (F(1, 3), F(2, 3)), HALF)
+
+
+def test_a_thread_that_only_computes_keeps_the_verdict():
+    def threaded(p, q, rng):
+        total = _in_a_thread(lambda: sum(p))
+        assert total == 1
+        return textbook(p, q, rng)
+
+    assert check_sampler(threaded, (F(1, 3), F(2, 3)), HALF).passed
+
+
+def test_specexacts_own_addresses_are_not_read_as_the_codes():
+    # Regression: the torch session keys its generators by id() inside executions; each
+    # read counted as the code's, so every torch law was computed twice (3x slower).
+    torch = pytest.importorskip("torch")
+    from specexact.exact.guards import clock_reads
+    from specexact.torch import torch_output_distribution
+
+    def plain(p, q):
+        return torch.multinomial(p, 1)
+
+    before = clock_reads()
+    law = torch_output_distribution(plain, ["1/4", "3/4"], ["1/2", "1/2"])
+    assert law == {0: F(1, 4), 1: F(3, 4)}
+    assert clock_reads() == before

@@ -5,6 +5,7 @@ hang; output faults get their own exit code."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -150,3 +151,261 @@ def test_generator_and_async_samplers_are_named(tmp_path, source, what):
     done = audit(tmp_path, source, "rule")
     assert done.returncode == 2
     assert what in done.stderr and "plain function" in done.stderr
+
+
+# --- The rest of issue 24's list: each test names the behaviour it guards. ---------------
+
+IMPORT_EXIT = "import os\nos._exit(0)\ndef rule(p, q, rng):\n    return 0\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ("audit",), ("audit", "--json"), ("prove", "--vocab-size", "2"),
+    ("prove", "--vocab-size", "2", "--json"),
+])
+def test_os_exit_at_import_is_undecided_for_audit_prove_and_json(tmp_path, argv):
+    # Before: audit, prove and --json all exited 0 with no output.
+    module = write_module(tmp_path, "exits_at_import", IMPORT_EXIT)
+    done = run_specexact(argv[0], f"{module}:rule", *argv[1:], cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, (argv, done.stdout, done.stderr)
+    assert "ended before it reported a verdict (it exited with status 0)" in done.stderr
+    if "--json" in argv:  # the one JSON object every outcome prints
+        data = json.loads(done.stdout)
+        assert data["verdict"] == "undecided" and "status 0" in data["error"]
+    else:
+        assert done.stdout == ""
+
+
+ONE_FORK = '''
+import os
+forked = []
+''' + TEXTBOOK.replace("    x = rng.categorical(q)", """    if not forked:
+        forked.append(1)
+        try:
+            {fork}
+        except BaseException:
+            pass
+    x = rng.categorical(q)""", 1)
+
+
+@pytest.mark.parametrize("fork", ["os.fork()", "fork()"])
+def test_one_fork_never_lets_the_parent_pass(tmp_path, fork):
+    # Before: the parent printed PASS with exit 0 while the child printed "undecided".
+    # ``fork()`` is a name bound before the guards were installed (from os import fork).
+    source = ("from os import fork\n" if fork == "fork()" else "") + \
+        ONE_FORK.replace("{fork}", fork)
+    done = audit(tmp_path, source, "textbook")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "PASS" not in done.stdout
+    assert "fork()" in done.stderr and "a sampler must not start processes" in done.stderr
+
+
+def _session_members(sid: int) -> list[str]:
+    """The live processes of session ``sid`` (a zombie waiting for its reaper is dead)."""
+    ps = subprocess.run(["ps", "-eo", "pid=,sid=,stat="], capture_output=True, text=True,
+                        check=False).stdout.split("\n")
+    return [line.split()[0] for line in ps
+            if line.split()[1:2] == [str(sid)] and not line.split()[2].startswith("Z")]
+
+
+def test_sigterm_during_jobs_2_leaves_no_worker_and_no_traceback(tmp_path):
+    # Before: the workers were orphaned and printed raw BrokenPipeError tracebacks.  The
+    # catalogue audit is what --jobs splits over processes (a target is one search).
+    proc = subprocess.Popen([sys.executable, "-m", "specexact", "audit", "--jobs", "2"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    child = None
+    for _ in range(200):  # the supervised child, then its pool of two workers
+        time.sleep(0.1)
+        kids = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                              text=True, check=False).stdout.split()
+        if kids and len(_session_members(int(kids[0]))) >= 3:
+            child = int(kids[0])
+            break
+    assert child is not None, "the workers never started"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.strip() == "specexact: interrupted" and out == ""
+    time.sleep(0.5)
+    assert _session_members(child) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ("audit", "{module}:textbook", *SMALL, "--json"),
+    ("prove", "{module}:textbook", "--vocab-size", "2"),
+])
+def test_a_json_or_proof_report_to_dev_full_is_an_output_error(tmp_path, argv):
+    # Before: two raw tracebacks and exit 1, which reads as "violation found".
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    module = write_module(tmp_path, "rules", TEXTBOOK)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "specexact",
+                               *(a.format(module=module) for a in argv)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip() == ("specexact: error: cannot write the report: [Errno 28] "
+                                   "No space left on device")
+
+
+@pytest.mark.parametrize("argv", [
+    ("power", "--replicates", "100000", "--plot", "{missing}/power.png"),
+    ("mutate", "{module}:textbook", "--tests", "true", "--plot", "{missing}/mutants.png"),
+])
+def test_a_bad_output_path_is_refused_before_the_computing(tmp_path, argv):
+    # Before: "internal error (FileNotFoundError...)" after all the computing.
+    module = write_module(tmp_path, "rules", TEXTBOOK)
+    missing = tmp_path / "no" / "such" / "folder"
+    start = time.monotonic()
+    done = run_specexact(*(a.format(module=module, missing=missing) for a in argv),
+                         cwd=tmp_path, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip() == (f"specexact: error: cannot write --plot {missing}/"
+                                   f"{Path(argv[-1]).name}: its folder {missing} does not "
+                                   "exist; give a path in a writable folder")
+    assert time.monotonic() - start < 60  # 10^5 replicates of every rule take far longer
+
+
+def test_a_crash_names_its_type_and_the_users_file_and_line(tmp_path):
+    # Before: "RuntimeError (no message)" without where it was raised.
+    source = "def rule(p, q, rng):\n    x = rng.categorical(q)\n    if x == 1:\n" \
+             "        raise RuntimeError()\n    return x\n"
+    done = audit(tmp_path, source, "rule")
+    assert done.returncode == 1, done.stderr
+    assert f"raised RuntimeError (no message) (at {tmp_path / 'hostile.py'}:4)" in done.stdout
+
+
+COINS = {
+    "id": "id(object()) % 32 == 0",
+    "id-bits": "(id([]) >> 4) % 2",
+    "hash-of-object": "hash(object()) % 2",
+    "time": "time.time_ns() % 2",
+    "perf-counter": "int(time.perf_counter() * 1000) % 2",
+    "urandom": "os.urandom(1)[0] % 2",
+    "uuid4": "uuid.uuid4().int % 2",
+    "secrets": "secrets.randbelow(2)",
+}
+
+
+@pytest.mark.parametrize("coin", sorted(COINS))
+def test_a_hidden_coin_is_one_stable_undecided(tmp_path, coin):
+    # Before: id(x) % 2 and hash(object()) gave FAIL with a made-up TV, the clock gave
+    # exit 1 or 2 from run to run.
+    source = ("import os, secrets, time, uuid\n"
+              f"def rule(p, q, rng):\n    return rng.categorical(p if {COINS[coin]} else q)\n")
+    runs = [audit(tmp_path, source, "rule") for _ in range(2)]
+    assert [r.returncode for r in runs] == [2, 2], [r.stdout + r.stderr for r in runs]
+    assert runs[0].stderr == runs[1].stderr and runs[0].stdout == ""
+    assert "no verdict possible" in runs[0].stderr
+    assert ("os.urandom" if coin in ("urandom", "uuid4", "secrets")
+            else "clock or the object addresses") in runs[0].stderr
+
+
+THREAD_COIN = '''
+import os, random, threading, time
+def rule(p, q, rng):
+    out = []
+    worker = threading.Thread(target=lambda: out.append({coin}))
+    worker.start()
+    worker.join()
+    return rng.categorical(p if out and out[0] else q)
+'''
+
+
+@pytest.mark.parametrize(("coin", "reason"), [
+    ("time.time_ns() % 2", "clock or the object addresses"),
+    ("os.urandom(1)[0] % 2", "os.urandom(1)"),
+    ("random.random() < 0.5", "global random generator"),
+])
+def test_a_coin_drawn_in_a_thread_the_code_started_is_undecided(tmp_path, coin, reason):
+    # Before: a clock or os.urandom read on another thread escaped the guards: FAIL.
+    done = audit(tmp_path, THREAD_COIN.format(coin=coin), "rule")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert reason in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("body", "needle"), [
+    ("import sys\n    sys.exit(0)", "called sys.exit(0) instead of returning"),
+    ("raise SystemExit(0)", "called sys.exit(0) instead of returning"),
+    ("raise KeyboardInterrupt", "raised KeyboardInterrupt"),
+    ("import os, signal\n    os.kill(os.getpid(), signal.SIGINT)", "raised KeyboardInterrupt"),
+    ("import os, signal\n    os.kill(os.getppid(), signal.SIGTERM)",
+     "the code under test sent SIGTERM to specexact"),
+    ("import signal, time\n    signal.alarm(1)\n    time.sleep(30)", "killed by SIGALRM"),
+])
+def test_exits_interrupts_and_signals_of_the_code_are_undecided(tmp_path, body, needle):
+    # Before: a KeyboardInterrupt of the code read as "interrupted" (exit 130), a SIGTERM
+    # it sent the command as an interrupt (143): the code chose the exit code.
+    done = audit(tmp_path, f"def rule(p, q, rng):\n    {body}\n    return 0\n", "rule")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert needle in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(("patch", "where"), [
+    ("import builtins\n    builtins.sum = lambda *a, **k: 0", "builtins.sum"),
+    ("from specexact.exact import verdict\n"
+     "    verdict.ComparedVerdict.passed = property(lambda self: True)",
+     "specexact.exact.verdict.ComparedVerdict.passed"),
+    ("import specexact.frontends.cli.audit_cmd as a\n"
+     "    a.audit_target = lambda *args, **kw: 0", "specexact.frontends.cli.audit_cmd"),
+])
+def test_patching_builtins_or_specexact_cannot_forge_a_verdict(tmp_path, patch, where):
+    source = NAIVE.replace("    x = rng.categorical(q)", f"    {patch}\n    x = rng.categorical(q)",
+                           1)
+    done = audit(tmp_path, source, "naive")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "PASS" not in done.stdout
+    assert f"the code under test replaced {where}" in done.stderr
+
+
+def test_a_sampler_that_only_uses_threads_and_ids_honestly_keeps_its_verdict(tmp_path):
+    # The twin of the coins above: a worker thread and id() as a dictionary key.
+    source = "import threading\n" + TEXTBOOK.replace("    x = rng.categorical(q)", """\
+    seen = {id(p): p}
+    out = []
+    worker = threading.Thread(target=lambda: out.append(len(seen[id(p)])))
+    worker.start()
+    worker.join()
+    assert out == [len(p)]
+    x = rng.categorical(q)""", 1)
+    done = audit(tmp_path, source, "textbook")
+    assert done.returncode == 0 and done.stdout.startswith("PASS"), done.stderr
+    naive = audit(tmp_path, source.replace("r = [max(a - b, 0)", "r = [a"), "textbook")
+    assert naive.returncode == 1 and naive.stdout.startswith("FAIL"), naive.stderr
+
+
+def test_huge_outputs_of_the_code_are_cut(tmp_path):
+    # A sampler printing 8 MB on each execution wrote gigabytes; a 20 MB exception
+    # message became a 20 MB report.
+    printing = "import sys\n" + TEXTBOOK.replace(
+        "    x = rng.categorical(q)", "    sys.stdout.write('y' * 8_000_000)\n"
+                                     "    x = rng.categorical(q)", 1)
+    done = audit(tmp_path, printing, "textbook")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) < 2 << 20 and "PASS" in done.stdout
+    assert "wrote over 1 MiB to stdout; the rest of what it writes there is dropped" \
+        in done.stderr
+    shouting = audit(tmp_path, "def rule(p, q, rng):\n    raise ValueError('x' * 20_000_000)\n",
+                     "rule")
+    assert shouting.returncode == 1
+    assert len(shouting.stdout) < 20_000
+    assert "(cut: 20000000 characters in all)" in shouting.stdout
+
+
+def test_endless_recursion_is_a_crash_at_the_users_line(tmp_path):
+    module = write_module(tmp_path, "hostile", "def rule(p, q, rng):\n"
+                                               "    return rule(p, q, rng)\n")
+    done = audit(tmp_path, module.read_text(), "rule")
+    assert done.returncode == 1, done.stderr
+    assert f"raised RecursionError: maximum recursion depth exceeded (at {module}:2)" \
+        in done.stdout
+
+
+@pytest.mark.slow
+def test_an_endless_loop_stops_at_the_default_budget_without_max_seconds(tmp_path):
+    # Before: `while True: pass` printed nothing and never stopped.  10 CPU seconds.
+    done = audit(tmp_path, "def rule(p, q, rng):\n    while True:\n        pass\n", "rule")
+    assert done.returncode == 2
+    assert "max_execution_cpu_seconds=10 CPU seconds" in done.stderr
+    assert "first undecided path: the first execution" in done.stderr

@@ -289,3 +289,43 @@ def test_step_horizon_option_is_respected():
     result = assert_step_preserves_target(partial(shared_uniform, gamma=2), horizon=1,
                                           examples=5)
     assert result.options.horizon == 1 and result.horizon == 1
+
+
+def test_a_marker_or_ini_asking_for_no_case_never_passes(rules):
+    # Issue 24: `@pytest.mark.specexact(vocab_sizes=(6, 6), examples=0)` and the ini
+    # options passed the README's biased rule: no edge case exists at V = 6.
+    rules.makepyfile(test_empty='''
+        import pytest
+        from specexact import assert_preserves_target
+        from rules import naive, textbook
+
+        @pytest.mark.specexact(vocab_sizes=(6, 6), examples=0)
+        def test_marker_naive():
+            assert_preserves_target(naive)
+
+        @pytest.mark.specexact(vocab_sizes=(6, 6), examples=0)
+        def test_marker_textbook():
+            assert_preserves_target(textbook)
+
+        @pytest.mark.specexact(vocab_sizes=(6, 6), examples=2)
+        def test_with_cases():
+            assert_preserves_target(textbook)
+    ''')
+    result = rules.runpytest()
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*no exact case was judged at vocabulary size 6*"])
+    rules.makeini('''
+        [pytest]
+        specexact_examples = 0
+        specexact_vocab_sizes = 6
+    ''')
+    rules.makepyfile(test_empty='''
+        from specexact import assert_preserves_target
+        from rules import naive
+
+        def test_ini_naive():
+            assert_preserves_target(naive)
+    ''')
+    result = rules.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no exact case was judged at vocabulary size 6*"])

@@ -39,7 +39,13 @@ from specexact.errors import (
     describe_exception,
     raised_at,
 )
-from specexact.exact.guards import clock_epoch, clock_reads, installed, swap_reporter
+from specexact.exact.guards import (
+    check_threads,
+    clock_epoch,
+    clock_reads,
+    installed,
+    swap_reporter,
+)
 from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
 from specexact.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
 from specexact.numbers import ZERO
@@ -202,10 +208,13 @@ class _Run:
 
             previous = swap_reporter(report)
             try:
-                return run(rng)
+                value = run(rng)
+                check_threads()  # a finding of a thread it started ends the execution
+                return value
             except ForeignRandomAPI:
                 raise  # written for another random API: no verdict, the mode that fits
             except Exception as exc:
+                check_threads()
                 if isinstance(exc, SamplerFailure):
                     # A finding of the exact model at one of the code's operations (a NaN
                     # reaching a token, uninitialised memory read, fixed randomness):
@@ -246,10 +255,11 @@ class _Run:
             other = self.law_once(source, eager)
         if other != law:
             raise HiddenRandomness(
-                "the law of what the code returns depends on the clock it read (time.time, "
-                "perf_counter, monotonic, datetime.now...): run under two frozen clocks it "
-                "gave two different laws, so the clock acts as a coin and no exact verdict "
-                "is possible; draw from rng instead")
+                "the law of what the code returns depends on the clock or the object "
+                "addresses it read (time.time, perf_counter, monotonic, datetime.now, id(), "
+                "hash(object())...): run under two frozen clocks and addresses it gave two "
+                "different laws, so they act as a coin and no exact verdict is possible; "
+                "draw from rng instead")
         return law
 
     def law_once(self, source: type[ExactRandom], eager: bool,

@@ -41,6 +41,7 @@ behaviour.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import datetime
 import os
@@ -54,8 +55,8 @@ from typing import Any, NoReturn
 
 from specexact.errors import HiddenRandomness, SamplerFailure, Undecided
 
-__all__ = ["ProcessExit", "ProcessFork", "clock_epoch", "clock_reads", "installed",
-           "real_monotonic", "swap_reporter"]
+__all__ = ["ProcessExit", "ProcessFork", "check_threads", "clock_epoch", "clock_reads",
+           "installed", "real_monotonic", "running", "swap_reporter"]
 
 Report = Callable[[BaseException], NoReturn]
 
@@ -80,9 +81,17 @@ class _Guard(threading.local):
     total_reads = 0
     #: Which frozen clock the reads see (0 or 1).
     epoch = 0
+    #: The frozen addresses of the current execution: id(object) -> (object, address).
+    addresses: dict[int, tuple[Any, int]] | None = None
+    #: The findings of threads the current execution started.
+    pending: list[BaseException] | None = None
+    #: Whether this thread was started by the code under test.
+    child = False
 
 
 _GUARD = _Guard()
+#: Clock and address reads made by threads the code under test started.
+_child_reads = [0]
 _ORIGINAL_EXIT = os._exit
 _ORIGINAL_ABORT = os.abort
 _ORIGINAL_URANDOM = os.urandom
@@ -92,6 +101,65 @@ _depth = 0
 
 def _reporter() -> Report | None:
     return _GUARD.report
+
+
+class _ThreadFinding(BaseException):
+    """Ends a thread the code under test started once it hit a guard: the finding waits
+    in the starting execution (:func:`check_threads`)."""
+
+
+def check_threads() -> None:
+    """Report a finding of a thread the current execution started, or of a fork it made
+    (through its reporter), if any: called when the code under test returns or raises."""
+    pending = _GUARD.pending
+    report = _GUARD.report
+    if pending and report is not None:
+        report(pending[0])
+
+
+def _child(function: Callable[..., Any], report: Report, pending: list[BaseException],
+           epoch: int) -> Callable[..., Any]:
+    """``function`` run in a new thread under the guards of the execution that started it."""
+
+    def child_report(error: BaseException) -> NoReturn:
+        pending.append(error)
+        raise _ThreadFinding
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        guard = _GUARD
+        guard.report, guard.epoch, guard.addresses = child_report, epoch, {}
+        guard.pending, guard.child = pending, True
+        try:
+            return function(*args, **kwargs)
+        except _ThreadFinding:
+            return None
+        finally:
+            guard.report, guard.addresses, guard.pending = None, None, None
+
+    del report  # the child reports into ``pending``; the parent reports it
+    return run
+
+
+_ORIGINAL_START = threading._start_new_thread  # type: ignore[attr-defined]
+_excepthooks: list[Callable[[Any], object]] = []
+
+
+def _excepthook(args: Any) -> object:
+    """``threading.excepthook`` while installed: a thread ended by a guard is quiet."""
+    if isinstance(args.exc_value, _ThreadFinding):
+        return None
+    return _excepthooks[-1](args)
+
+
+def _start_new_thread(function: Callable[..., Any], args: tuple[Any, ...],
+                      *rest: Any) -> Any:
+    guard = _GUARD
+    report = guard.report
+    if report is None:
+        return _ORIGINAL_START(function, args, *rest)
+    if guard.pending is None:
+        guard.pending = []
+    return _ORIGINAL_START(_child(function, report, guard.pending, guard.epoch), args, *rest)
 
 
 def _exit(status: int) -> NoReturn:
@@ -136,6 +204,26 @@ def _fork_guard(original: Callable[[], Any], what: str) -> Callable[[], Any]:
     return fork
 
 
+def _before_fork() -> None:
+    """Any fork while the code under test runs (also through a name bound before the
+    guards, ``from os import fork``, or multiprocessing): remembered for the parent."""
+    guard = _GUARD
+    if guard.report is not None:
+        if guard.pending is None:
+            guard.pending = []
+        guard.pending.append(ProcessFork(_FORK_MESSAGE.format(what="fork()")))
+
+
+def _after_fork_in_child() -> None:
+    """The copy of the audit's process a fork made stops at once: it must not run the
+    rest of the audit (and report a second verdict)."""
+    if _GUARD.report is not None:
+        _ORIGINAL_EXIT(0)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
 _FORKS = {name: getattr(os, name) for name in ("fork", "forkpty") if hasattr(os, name)}
 _FORK_GUARDS = {name: _fork_guard(fn, f"os.{name}") for name, fn in _FORKS.items()}
 
@@ -152,6 +240,8 @@ def _frozen(wall: bool) -> int:
     k = guard.reads
     guard.reads = k + 1
     guard.total_reads += 1
+    if guard.child:
+        _child_reads[0] += 1
     base, step = (_WALL if wall else _COUNTER)[guard.epoch]
     return base + k * step
 
@@ -166,6 +256,50 @@ def _clock_guard(original: Callable[[], Any], wall: bool, ns: bool) -> Callable[
     clock.__name__ = getattr(original, "__name__", "clock")
     clock.__doc__ = getattr(original, "__doc__", None)
     return clock
+
+
+# Frozen addresses, per epoch: 16-byte aligned like CPython's, other parities of the
+# higher bits in the second epoch.
+_ADDRESSES = ((0x7F00_0000_1000, 0x40), (0x5A5A_5A5A_5FF0, 0x1D0))
+_ORIGINAL_ID = builtins.id
+_ORIGINAL_HASH = builtins.hash
+_IDENTITY_HASH: Any = object.__hash__
+
+
+def _address(obj: Any) -> int | None:
+    """The frozen address of ``obj`` in the current execution (None outside one, and for
+    specexact's own code, which keys its caches by real addresses)."""
+    guard = _GUARD
+    addresses = guard.addresses
+    if addresses is None or guard.report is None:
+        return None
+    caller = sys._getframe(2).f_globals.get("__name__", "")  # who called id() or hash()
+    if caller.startswith("specexact.") and not caller.startswith("specexact.counterexamples"):
+        return None  # the catalogue's rules are code under test like any other
+    key = _ORIGINAL_ID(obj)
+    known = addresses.get(key)
+    if known is not None:
+        return known[1]
+    base, step = _ADDRESSES[guard.epoch]
+    value = base + len(addresses) * step
+    addresses[key] = (obj, value)  # kept alive: no other object gets its real id
+    guard.total_reads += 1
+    if guard.child:
+        _child_reads[0] += 1
+    return value
+
+
+def _id(obj: Any, /) -> int:
+    value = _address(obj)
+    return _ORIGINAL_ID(obj) if value is None else value
+
+
+def _hash(obj: Any, /) -> int:
+    if type(obj).__hash__ is _IDENTITY_HASH:
+        value = _address(obj)
+        if value is not None:
+            return value >> 4  # CPython's identity hash: the address rotated by 4 bits
+    return _ORIGINAL_HASH(obj)
 
 
 #: The real monotonic clock, for specexact's own deadlines and progress lines: inside
@@ -247,6 +381,10 @@ def _swap(guarded: bool) -> None:
     for name, fn in _CLOCKS.items():
         setattr(time, name, _CLOCK_GUARDS[name] if guarded else fn)
     datetime.datetime = _GuardedDatetime if guarded else _ORIGINAL_DATETIME  # type: ignore[misc]
+    builtins.id = _id if guarded else _ORIGINAL_ID
+    builtins.hash = _hash if guarded else _ORIGINAL_HASH
+    threading._start_new_thread = (  # type: ignore[attr-defined]
+        _start_new_thread if guarded else _ORIGINAL_START)
     if guarded and len(_scanned) != len(sys.modules):
         _scan_modules()
     for namespace, key, name in _bound:
@@ -257,16 +395,28 @@ def _swap(guarded: bool) -> None:
 
 
 def _install() -> None:
+    _excepthooks.append(threading.excepthook)
+    threading.excepthook = _excepthook
     _swap(True)
 
 
 def _uninstall() -> None:
     _swap(False)
+    if threading.excepthook is _excepthook:
+        threading.excepthook = _excepthooks[-1]
+    _excepthooks.pop()
+
+
+def running() -> bool:
+    """Whether this thread runs code under test now (an execution, or a thread it
+    started)."""
+    return _GUARD.report is not None
 
 
 def clock_reads() -> int:
-    """How many times code under test read a clock on this thread (frozen reads)."""
-    return _GUARD.total_reads
+    """How many times code under test read a clock or an address on this thread, or in
+    threads it started (frozen reads)."""
+    return _GUARD.total_reads + _child_reads[0]
 
 
 @contextlib.contextmanager
@@ -311,4 +461,8 @@ def swap_reporter(report: Report | None) -> Report | None:
     guard.report = report
     if report is not None:
         guard.reads = 0  # each execution's clock starts again: replays read the same times
+        guard.addresses = {}  # and so do its addresses
+        guard.pending = None
+    else:
+        guard.addresses = None
     return previous

@@ -1,7 +1,8 @@
 """Argument parsing, dispatch, and the one place where every error becomes an exit code.
 
 Exit codes: 0 no violation found, 1 a violation was found, 2 a usage error or
-no verdict possible (import failure, budget exceeded, hidden randomness).
+no verdict possible (import failure, budget exceeded, hidden randomness), 3 an output
+error (the report or a plot cannot be written), 130 / 143 interrupted (SIGINT / SIGTERM).
 No traceback ever reaches the user unless ``SPECEXACT_DEBUG=1`` is set.
 """
 
@@ -14,27 +15,34 @@ import importlib.metadata
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import Any, NoReturn, TextIO
 
 from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import (
     BudgetExceeded,
     InvalidInput,
+    OutputUnwritable,
     SamplerFailure,
     SpecexactError,
     Undecided,
 )
 from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.progress import configure as configure_progress
+from specexact.validation import check_output_path
 
 __all__ = ["build_parser", "main"]
 
 EXIT_PASS = 0
 EXIT_VIOLATION = 1
 EXIT_ERROR = 2
+#: A report or plot that cannot be written (``/dev/full``, a closed stdout, a bad path).
+EXIT_OUTPUT = 3
 
 
 class UsageError(Exception):
@@ -103,7 +111,8 @@ has another vocabulary (judged on the law of text) is recognised by its code rea
 model.vocab, or named with --kind cross-vocab.
 Without TARGET, every rule of the bundled catalogue is audited and compared with its
 expected verdict.
-exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
+exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible,
+3 output error (the report or plot cannot be written), 130/143 interrupted (SIGINT/SIGTERM)
 """
 
 
@@ -112,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="specexact",
         description="Prove or refute, with exact arithmetic, that a speculative-decoding "
                     "sampler preserves the target distribution.",
-        epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict")
+        epilog="exit codes: 0 pass, 1 violation found, 2 usage error or no verdict, 3 output "
+               "error (report or plot not writable), 130/143 interrupted")
     parser.add_argument("--version", action="version", version=f"specexact {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -166,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "bias formula where it does not.  A decoding step (--kind step, or read "
                     "from its signature) is proved with --horizon N: the joint law of its "
                     "first N tokens, for every pair of context-dependent models.",
-        epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided")
+        epilog="exit codes: 0 proved, 1 refuted, 2 usage error or undecided, 3 output error, "
+               "130/143 interrupted")
     prove.add_argument("target", metavar="TARGET",
                        help="package.module:function or path/to/file.py:function")
     prove.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
@@ -335,6 +346,8 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if getattr(args, "plot", None):
+        check_output_path(args.plot, "--plot")  # before the computing, not after it
     if args.command == "audit":
         if args.target is None:
             from specexact.frontends.cli.catalogue_cmd import audit_catalogue
@@ -424,20 +437,49 @@ def _hypothesis_files_to_cache() -> None:
     set_hypothesis_home_dir(os.path.join(cache, "specexact", "hypothesis"))
 
 
+@contextlib.contextmanager
+def _interrupts() -> Iterator[list[int] | None]:
+    """Record a real SIGINT (a list that gets the signal) while the body runs, so that a
+    KeyboardInterrupt the code under test raises itself is told from one: None where
+    Python's default handler is not in place (not the main thread, a caller's handler)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield None
+        return
+    received: list[int] = []
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
+         err: TextIO | None = None, supervised: bool = False) -> int:
     """Run ``specexact`` with ``argv`` (default ``sys.argv[1:]``) in this process; return
     the exit code.
 
     The ``specexact`` command runs this in a supervised child process
     (:func:`specexact.supervise.command`), so the audited code can forge neither the
-    report nor the exit code.
+    report nor the exit code; there (``supervised``) an interrupt of the command reaches
+    the supervisor, never this process, so a KeyboardInterrupt here is the code's own.
     """
     if argv is None:  # run as the ``specexact`` command, not called from Python
         _hypothesis_files_to_cache()
     arguments = list(sys.argv[1:] if argv is None else argv)
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr
+    with _interrupts() as received:
+        return _main(arguments, stdout, stderr, [] if supervised else received)
+
+
+def _main(arguments: list[str], stdout: TextIO, stderr: TextIO,
+          received: list[int] | None) -> int:
     args: argparse.Namespace | None = None
 
     def fail(message: str, status: str, code: int = EXIT_ERROR,
@@ -474,6 +516,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
                    "a BaseException that is not an Exception")
             raise Undecided(msg) from None
     except KeyboardInterrupt:
+        if received is not None and not received:
+            # No SIGINT reached the command: the code under test raised it, or signalled
+            # its own process.
+            return fail("no verdict possible: the code under test raised KeyboardInterrupt "
+                        "(or sent SIGINT to its own process) while no interrupt reached "
+                        "specexact; a sampler must return a token", "undecided")
         stderr.write("specexact: interrupted\n")
         return 130
     except BrokenPipeError:
@@ -481,6 +529,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         return EXIT_ERROR
     except UsageError as exc:
         return fail(str(exc), "error")
+    except OutputUnwritable as exc:
+        return fail(str(exc), "error", EXIT_OUTPUT)
     except Undecided as exc:
         return fail(f"no verdict possible: {exc}", "undecided", cause=exc)
     except InvalidInput as exc:

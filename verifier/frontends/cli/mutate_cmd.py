@@ -12,7 +12,7 @@ from specexact.errors import InvalidArgument
 
 __all__ = ["add_mutate_parser", "run_mutate"]
 
-EXIT_OUTPUT = 3
+EXIT_OUTPUT = 3  # as the command's (specexact.frontends.cli.main), which imports this
 
 MUTATE_EPILOG = """\
 TARGET is path/to/file.py:function (or file.py:Class.method); the function and the

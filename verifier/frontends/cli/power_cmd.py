@@ -42,7 +42,8 @@ def add_power_parser(sub: Any, parents: Any = ()) -> None:
         epilog="designs: l2 (histogram L2, vLLM's random-reference design), kl "
                "(|KL(p, spec) - KL(p, plain)| < 0.01), chi2 (Pearson at --alpha), mean-se "
                "(mean token id within 6 standard errors), g (specexact's G-test at "
-               "--alpha).  exit codes: 0 done, 2 usage error")
+               "--alpha).  exit codes: 0 done, 2 usage error, 3 the plot cannot be written, "
+               "130/143 interrupted")
     power.add_argument("rules", nargs="*", metavar="RULE",
                        help="catalogue rule names (default: every wrong sampler and step "
                             "rule)")
