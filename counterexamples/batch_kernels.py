@@ -16,12 +16,18 @@ import torch
 __all__ = [
     "block_verification",
     "block_verification_shared_uniform",
+    "compacted_generators",
+    "compacted_rows",
     "flashinfer_chain",
+    "hf_batched",
+    "hf_batched_fewest_matches",
     "ignored_seeds",
     "mixed_batch_empty_like",
     "placeholder_accepted",
     "shared_stream",
     "trtllm_half_when_batched",
+    "vllm_flat",
+    "vllm_flat_row_offset",
     "vllm_rejection",
 ]
 
@@ -243,3 +249,141 @@ def trtllm_half_when_batched(draft_token_ids: torch.Tensor, draft_probs: torch.T
         draft_probs = draft_probs.half().float()
         target_probs = target_probs.half().float()
     return vllm_rejection(draft_token_ids, draft_probs, target_probs, generators)
+
+
+
+def _hf(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor, target_probs: torch.Tensor,
+        generators: list[Any], fewest: bool) -> torch.Tensor:
+    """transformers' ``_speculative_sampling`` over a batch: ratios, a uniform per
+    position (from the request's generator), ``n_matches`` from the cumulative sum of the
+    rejections, then the residual or the bonus.  ``fewest``: every row cut to the batch's
+    fewest matches (a padded batch kept rectangular), a row that had accepted there
+    taking a fresh target token."""
+    batch, k = draft_token_ids.shape
+    valid = draft_token_ids >= 0
+    ids = draft_token_ids.clamp(min=0).unsqueeze(-1)
+    p_i = target_probs[:, :k].gather(-1, ids).squeeze(-1)
+    q_i = draft_probs.gather(-1, ids).squeeze(-1)
+    probability_ratio = p_i / q_i
+    r_i = torch.stack([torch.rand(k, generator=g) for g in generators])
+    is_accepted = (r_i <= probability_ratio) & valid
+    n_matches = ((~is_accepted).cumsum(dim=-1) < 1).sum(dim=-1)
+    if fewest:
+        n_matches = n_matches.min().expand(batch)
+    drafted = valid.sum(dim=-1)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for b in range(batch):
+        m = int(n_matches[b])
+        out[b, :m] = draft_token_ids[b, :m]
+        if m < int(drafted[b]) and not bool(is_accepted[b, m]):
+            weights = torch.clamp(target_probs[b, m] - draft_probs[b, m], min=0)
+        else:
+            weights = target_probs[b, m]
+        out[b, m] = _sample(weights, generators[b])
+    return out
+
+
+def hf_batched(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+               target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """transformers' ``_speculative_sampling`` loop written for a batch, each request's
+    draws from its generator: each row keeps its own number of matches."""
+    return _hf(draft_token_ids, draft_probs, target_probs, generators, fewest=False)
+
+
+def hf_batched_fewest_matches(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                              target_probs: torch.Tensor, generators: list[Any]
+                              ) -> torch.Tensor:
+    """The same loop keeping the batch rectangular: every row is cut to the fewest matches
+    of the batch, and a row that had accepted its draft there emits a fresh target token.
+    A row's law then depends on its neighbours (row law, independence)."""
+    return _hf(draft_token_ids, draft_probs, target_probs, generators, fewest=True)
+
+
+def _flat(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+          target_probs: torch.Tensor, generators: list[Any], row_offset: bool
+          ) -> torch.Tensor:
+    """vLLM v1's flattened layout: the drafted tokens of every row end to end, found by
+    ``cu_num_draft_tokens``; one uniform per drafted token from the global generator, then
+    the seeded rows' slices drawn again from their own generators (so a mixed batch of
+    seeded and unseeded rows is well defined); the recovered token from the request's
+    generator.  ``row_offset``: a row's slice starts at its row index instead of its token
+    offset."""
+    batch, k = draft_token_ids.shape
+    num_draft_tokens = (draft_token_ids >= 0).sum(dim=1)
+    cu_num_draft_tokens = num_draft_tokens.cumsum(dim=0)
+    uniform_probs = torch.rand(int(cu_num_draft_tokens[-1]) + batch)
+    for i, g in enumerate(generators):
+        n = int(num_draft_tokens[i])
+        if g is not None and n:
+            start = int(cu_num_draft_tokens[i]) - n
+            uniform_probs[start:start + n] = torch.rand(n, generator=g)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for i in range(batch):
+        n = int(num_draft_tokens[i])
+        start = i if row_offset else int(cu_num_draft_tokens[i]) - n
+        for j in range(n + 1):
+            if j < n:
+                x = int(draft_token_ids[i, j])
+                if uniform_probs[start + j] * draft_probs[i, j, x] < target_probs[i, j, x]:
+                    out[i, j] = x
+                    continue
+                weights = torch.clamp(target_probs[i, j] - draft_probs[i, j], min=0)
+            else:
+                weights = target_probs[i, j]
+            out[i, j] = _sample(weights, generators[i])
+            break
+    return out
+
+
+def vllm_flat(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+              target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """vLLM v1's rejection sampler in its flattened layout, seeded and unseeded rows mixed
+    (the fix of vLLM v0's mixed batch: uniforms for every row, then the seeded rows')."""
+    return _flat(draft_token_ids, draft_probs, target_probs, generators, row_offset=False)
+
+
+def vllm_flat_row_offset(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                         target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """The flattened layout indexed by the row instead of the token offset: row ``i``
+    reads the uniforms from ``i``, so from two drafts on it shares its neighbour's stream
+    (each row's own law is right; the rows are dependent)."""
+    return _flat(draft_token_ids, draft_probs, target_probs, generators, row_offset=True)
+
+
+def _compacted(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+               target_probs: torch.Tensor, generators: list[Any], mapped: bool
+               ) -> torch.Tensor:
+    """Rows with no draft are decoded apart; the others are gathered into a smaller batch
+    (``index_select``) and verified there.  ``mapped``: the gathered batch's generators
+    follow its rows (``generators[index[r]]``); else they are taken by the gathered row
+    number, so a request can draw from another's generator."""
+    batch, k = draft_token_ids.shape
+    drafted = (draft_token_ids >= 0).sum(dim=1)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    index = [i for i in range(batch) if int(drafted[i]) > 0]
+    for i in range(batch):
+        if int(drafted[i]) == 0:
+            out[i, 0] = _sample(target_probs[i, 0], generators[i])
+    if not index:
+        return out
+    rows = torch.tensor(index)
+    gens = [generators[i] if mapped else generators[r] for r, i in enumerate(index)]
+    verified = vllm_rejection(draft_token_ids.index_select(0, rows),
+                              draft_probs.index_select(0, rows),
+                              target_probs.index_select(0, rows), gens)
+    for r, i in enumerate(index):
+        out[i] = verified[r]
+    return out
+
+
+def compacted_rows(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                   target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """Per-request generators through a compacted batch, mapped back correctly."""
+    return _compacted(draft_token_ids, draft_probs, target_probs, generators, mapped=True)
+
+
+def compacted_generators(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                         target_probs: torch.Tensor, generators: list[Any]) -> torch.Tensor:
+    """Per-request generators indexed by the compacted row number: next to a request with
+    no draft, a seeded request draws from its neighbour's generator (seeds)."""
+    return _compacted(draft_token_ids, draft_probs, target_probs, generators, mapped=False)

@@ -279,7 +279,42 @@ _BATCH_ENTRIES = (
              "Block verification (Sun et al.) per request with an independent uniform per "
              "position: path weights min(1, w p/q), kept from the deepest position back with "
              "h_i = s_i / (s_i + 1 - w_i). Lossless.",
-             "Sun et al., ICLR 2025; vLLM #40819") for g in (2, 3)),
+             "Sun et al., ICLR 2025; vLLM #40819") for g in (2, 3, 4)),
+    *(_batch(f"batch-block-shared-uniform-gamma{g}", bk.block_verification_shared_uniform,
+             g, False,
+             "Block verification with one uniform per request for every position instead of "
+             "one per position: exact at one draft, biased from two (the overconfident-draft "
+             "row of the panel, V = 2).",
+             "a downstream backport of vLLM #40819 (one uniform per request, after an "
+             "automated review's suggestion)") for g in (2, 3)),
+    _batch("batch-hf-loop", bk.hf_batched, 2, True,
+           "transformers' _speculative_sampling written for a batch: ratios, a uniform per "
+           "position from the request's generator, n_matches from the cumulative sum of the "
+           "rejections, then the residual or the bonus. Every batch property holds.",
+           "transformers _speculative_sampling, batched"),
+    _batch("batch-hf-fewest-matches", bk.hf_batched_fewest_matches, 2, False,
+           "The batched transformers loop kept rectangular: every row is cut to the batch's "
+           "fewest matches and a row that had accepted there emits a fresh target token, so "
+           "a row's law depends on its neighbours.",
+           "padded batched assisted generation (rows cut to the shortest acceptance)"),
+    _batch("batch-vllm-flat-mixed-seeded", bk.vllm_flat, 2, True,
+           "vLLM v1's flattened layout (cu_num_draft_tokens): uniforms for every drafted "
+           "token from the global generator, then each seeded row's slice from its own "
+           "generator; seeded and unseeded rows mixed. Every batch property holds.",
+           "vLLM v1 rejection sampler (generate_uniform_probs)"),
+    _batch("batch-vllm-flat-row-offset", bk.vllm_flat_row_offset, 2, False,
+           "The flattened layout indexed by the row number instead of the token offset: "
+           "from two drafts a row reads its neighbour's uniforms (each row's law is right; "
+           "the rows are dependent).",
+           "vLLM v1 flattened layout, offset bug class (TensorRT-LLM #19487's symptom)"),
+    _batch("batch-compacted-rows", bk.compacted_rows, 2, True,
+           "Rows with no draft decoded apart, the others gathered (index_select) and "
+           "verified with their own generators mapped back. Every batch property holds.",
+           "per-request torch.Generator rows (vLLM seeded_seqs)"),
+    _batch("batch-compacted-generators", bk.compacted_generators, 2, False,
+           "The gathered batch takes generators by its row number: next to a request "
+           "with no draft, a seeded request draws from its neighbour's generator.",
+           "per-request generators after compaction (vLLM seeded_seqs keyed by batch index)"),
     _batch("batch-mixed-seeded-empty-like", bk.mixed_batch_empty_like, 2, False,
            "vLLM v0's recovered-token noise in torch.empty_like, filled per seeded request "
            "and for the whole batch only when no request is seeded: an unseeded row next to "

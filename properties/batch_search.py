@@ -8,10 +8,17 @@ and vocabulary size ``V = low..high``, rows of these families:
 * ``padding only``: no draft at all (one token from the first target row);
 * ``disjoint``: the draft puts all its mass where the target has none;
 * ``one-hot``: one-hot target rows (a deterministic row);
-* ``draft = target``.
+* ``draft = target``;
+* ``certain``: a one-hot draft equal to a one-hot target;
+* ``overconfident``: the draft puts 4:1 on a token that moves with the position, the
+  target 3:2 on the same token, so every position accepts with a probability strictly
+  between 0 and 1 and rejects to a residual (a verifier that reuses one uniform across
+  positions, as block verification with one uniform per request does, is biased there
+  at V = 2).
 
 Each property's cases vary the other rows over those families (row law: every
-pair, both rows judged), the generators over unseeded and seeded rows, the
+pair of the first seven, both rows judged; the overconfident row next to a
+certain and a padded row), the generators over unseeded and seeded rows, the
 padded positions' contents over uniform and one-hot fillers, and the row's
 position and the batch size.  The first failing case in ascending ``(k, V, B)``
 is the witness: the smallest case of the panel, with its property.
@@ -32,6 +39,7 @@ from specexact.torch.batch_check import (
     BatchCase,
     BatchRun,
     BatchVerdict,
+    JointLaws,
     check_batch_case,
 )
 
@@ -76,6 +84,11 @@ def _mixed(v: int, j: int, shift: int) -> tuple[Fraction, ...]:
     return _dist(*[1 + ((i + j + shift) % v) * (1 + (j + shift) % 2) for i in range(v)])
 
 
+def _peaked(v: int, at: int, high: int, low: int) -> tuple[Fraction, ...]:
+    """Weight ``high`` on token ``at mod v``, ``low`` on the others."""
+    return _dist(*[high if t == at % v else low for t in range(v)])
+
+
 def _one_hot(v: int, i: int) -> tuple[Fraction, ...]:
     return tuple(F(int(t == i % v)) for t in range(v))
 
@@ -96,6 +109,10 @@ def batch_rows(k: int, v: int) -> dict[str, BatchRow]:
                                p=tuple(_one_hot(v, j) for j in range(k + 1)),
                                label="one-hot target")
     rows["draft = target"] = BatchRow(q=mixed.p[:k], p=mixed.p, label="draft = target")
+    rows["overconfident"] = BatchRow(
+        q=tuple(_peaked(v, j, 4, 1) for j in range(k)),
+        p=tuple(_peaked(v, j, 3, 2) for j in range(k + 1)),
+        label="overconfident draft")
     rows["certain"] = BatchRow(q=tuple(_one_hot(v, j + 1) for j in range(k)),
                                p=tuple(_one_hot(v, j + 1) for j in range(k + 1)),
                                label="certain (one-hot draft = one-hot target)")
@@ -109,6 +126,7 @@ def _fillers(v: int) -> list[tuple[Fraction, ...] | None]:
 def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
     """Every property's cases at ``k`` drafts and ``V = v``, cheapest first."""
     rows = batch_rows(k, v)
+    over = rows.pop("overconfident")
     names = list(rows)
     mixed, pad = rows["mixed"], rows["padding only"]
     partial = rows.get("short", pad)
@@ -117,14 +135,19 @@ def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
     for i, a in enumerate(names):
         for b in names[i:]:
             yield BatchCase("row law", (rows[a], rows[b]), (0, 1))
+    # the overconfident draft (partial acceptance at every position, where a uniform
+    # reused across positions biases the law) next to a deterministic and a padded row
+    certain = rows["certain"]
+    yield BatchCase("row law", (over, certain), (0, 1))
+    yield BatchCase("row law", (pad, over), (0, 1))
     for sa, sb in seeded[1:]:
         yield BatchCase("row law", (mixed.with_(seeded=sa), partial.with_(seeded=sb)), (0, 1))
-    # independence: two random rows, unseeded (one global stream) and seeded
+    # independence: two random rows, unseeded (one global stream) and seeded; two equal
+    # rows on the global stream
     for sa, sb in seeded:
         yield BatchCase("independence", (mixed.with_(seeded=sa), partial.with_(seeded=sb)),
                         (0, 1))
-        yield BatchCase("independence", (mixed.with_(seeded=sa), mixed.with_(seeded=sb)),
-                        (0, 1))
+    yield BatchCase("independence", (mixed, mixed), (0, 1))
     # padding: the padded positions' contents varied
     for first in (partial, pad):
         batches = [(first.with_(filler=f), mixed) for f in _fillers(v)]
@@ -135,11 +158,10 @@ def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
     for other in (mixed, pad, rows["one-hot"]):
         yield BatchCase("batch invariance", (mixed, other), (0,))
         yield BatchCase("batch invariance", (other, mixed), (1,))
-    yield BatchCase("batch invariance", (pad, partial, mixed), (2,))
+    yield BatchCase("batch invariance", (pad, certain, mixed), (2,))
     # seeds: the seeded row alone, next to unseeded and seeded rows, at each position
     # (the neighbours that vary the contexts are certain rows, so that the coupled
     # execution stays small, and one random unseeded row)
-    certain = rows["certain"]
     for row in (mixed, partial):
         own = row.with_(seeded=True)
         contexts = (((own,), 0), ((own, certain), 0), ((certain.with_(seeded=True), own), 1),
@@ -163,6 +185,7 @@ def search_batch(kernel: BatchKernel | Callable[..., Any], *,
     undecided: Undecided | None = None
     first: BatchVerdict | None = None
     runs: list[BatchRun] = []
+    laws = JointLaws(kernel.fn)
     for k in range(1, kernel.k + 1):
         runs = [BatchRun(k=k, dtype=kernel.dtype, budget=budget)]
         if kernel.faithful:
@@ -175,7 +198,7 @@ def search_batch(kernel: BatchKernel | Callable[..., Any], *,
                     continue
                 for run in runs:
                     try:
-                        verdict = check_batch_case(kernel.fn, case, run)
+                        verdict = check_batch_case(kernel.fn, case, run, laws)
                     except Undecided as error:
                         undecided = undecided or error
                         report.undecided.setdefault(case.property, error)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from specexact.counterexamples import batch_kernels as bk
@@ -11,6 +13,8 @@ from specexact.torch.batch import BatchKernel
 
 def _statuses(fn, k):
     result = search_batch(BatchKernel(fn, k=k, faithful=False), vocab_sizes=(2, 2))
+    if result.witness is None:  # undecided
+        return result, {}
     report = result.witness.report
     return result, {name: report.status(name) for name in report.names}
 
@@ -30,3 +34,83 @@ def test_each_bug_fails_its_property(fn, failed) -> None:
     result, statuses = _statuses(fn, 2 if fn is bk.placeholder_accepted else 1)
     assert result.status == "fail"
     assert statuses[failed] == "fail"
+
+
+# ---- engine idioms, each next to its buggy twin ----------------------------------
+
+
+@pytest.mark.parametrize("fn", [bk.hf_batched, bk.vllm_flat, bk.compacted_rows],
+                         ids=lambda fn: fn.__name__)
+def test_engine_idioms_pass_every_property(fn) -> None:
+    result, statuses = _statuses(fn, 2)
+    assert result.status == "pass", result.covered
+    assert set(statuses.values()) == {"pass"}
+
+
+@pytest.mark.parametrize(("fn", "failed", "held"), [
+    # rows cut to the batch's fewest matches: a row's law depends on its neighbour
+    (bk.hf_batched_fewest_matches, "row law", "padding"),
+    # uniforms read from the row index, not the token offset: a shared stream
+    (bk.vllm_flat_row_offset, "independence", "row law"),
+    # generators taken by the compacted row number: another request's generator
+    (bk.compacted_generators, "seeds", "row law"),
+], ids=lambda x: getattr(x, "__name__", x))
+def test_each_twin_fails_its_property(fn, failed, held) -> None:
+    result, statuses = _statuses(fn, 2)
+    assert result.status == "fail"
+    assert statuses[failed] == "fail"
+    assert statuses[held] == "pass"  # the finding is the property named, not any breakage
+
+
+def test_row_offset_twin_shares_a_stream_from_two_drafts() -> None:
+    # With one draft per row the row index is the token offset (unless a padding-only row
+    # comes first: then a seeded row reads a global uniform, which the coupled seeds run
+    # cannot replay, so it says undecided, never pass).
+    result, statuses = _statuses(bk.vllm_flat_row_offset, 1)
+    assert result.status == "undecided" and statuses == {}
+    result, statuses = _statuses(bk.vllm_flat_row_offset, 2)
+    verdict = result.witness.verdict
+    assert verdict.property == "independence" and verdict.run.k == 2
+    assert statuses["seeds"] in ("fail", "undecided")
+
+
+# ---- block verification: one uniform per request --------------------------------
+
+
+def test_shared_uniform_block_verification_fails_at_v2_with_its_tv() -> None:
+    result, statuses = _statuses(bk.block_verification_shared_uniform, 2)
+    assert result.status == "fail" and statuses["row law"] == "fail"
+    verdict = result.witness.verdict
+    assert verdict.run.k == 2 and verdict.case.vocab == 2
+    assert verdict.tv == Fraction(2, 25)
+    assert verdict.case.rows[0].label == "overconfident draft"
+    # the correct block verification on the same panel
+    result, statuses = _statuses(bk.block_verification, 2)
+    assert result.status == "pass"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gamma", [3, 4])
+def test_block_verification_at_larger_gamma(gamma) -> None:
+    assert _statuses(bk.block_verification, gamma)[0].status == "pass"
+    if gamma == 3:
+        result, _ = _statuses(bk.block_verification_shared_uniform, gamma)
+        assert result.status == "fail" and result.witness.verdict.tv > 0
+
+
+# ---- joint laws are enumerated once per batch -----------------------------------
+
+
+def test_shared_joint_laws_give_the_verdicts_of_case_by_case() -> None:
+    from specexact.properties.batch_search import batch_cases
+    from specexact.torch.batch_check import BatchRun, JointLaws, check_batch_case
+
+    for fn in (bk.vllm_rejection, bk.shared_stream, bk.ignored_seeds):
+        laws = JointLaws(fn)
+        run = BatchRun(k=1)
+        for case in batch_cases(1, 2):
+            shared = check_batch_case(fn, case, run, laws)
+            alone = check_batch_case(fn, case, run)
+            assert (shared.passed, shared.reason, shared.tv) == \
+                (alone.passed, alone.reason, alone.tv)
+        assert 0 < laws.enumerated < laws.asked  # some batch was reused

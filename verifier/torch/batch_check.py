@@ -46,6 +46,7 @@ __all__ = [
     "BatchCase",
     "BatchRun",
     "BatchVerdict",
+    "JointLaws",
     "check_batch_case",
 ]
 
@@ -137,10 +138,34 @@ def _show(outcome: Any) -> str:
     return str(outcome)
 
 
-def _joint(fn: Callable[..., Any], rows: Sequence[BatchRow], run: BatchRun) -> Distribution:
-    return enumerate_law(batch_program(fn, rows, run.k, dtype=run.dtype, uniform=run.uniform,
-                                       semantics=run.semantics),
-                         budget=run.budget, context={"batch": len(rows), "k": run.k})
+class JointLaws:
+    """The exact joint laws of the batches one kernel ran on, each enumerated once.
+
+    The properties share batches (the row law's pairs are the independence and batch
+    invariance cases' batches, a row alone is the reference of every invariance case), so
+    a search hands one :class:`JointLaws` to every case: a batch's law under one run
+    (drafts, dtype, uniform, semantics) is a function of its rows, computed on first use.
+    A kernel that raised or ran out of budget is not remembered (each case reports it)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self._laws: dict[tuple[Any, ...], Distribution] = {}
+        #: How many joint laws were enumerated, and how many were asked for.
+        self.enumerated = 0
+        self.asked = 0
+
+    def joint(self, rows: Sequence[BatchRow], run: BatchRun) -> Distribution:
+        """The exact joint law of the batch ``rows`` (a tuple of row outcomes)."""
+        key = (tuple(rows), run.k, run.dtype, run.uniform, run.semantics)
+        self.asked += 1
+        law = self._laws.get(key)
+        if law is None:
+            law = enumerate_law(batch_program(self.fn, rows, run.k, dtype=run.dtype,
+                                              uniform=run.uniform, semantics=run.semantics),
+                                budget=run.budget, context={"batch": len(rows), "k": run.k})
+            self.enumerated += 1
+            self._laws[key] = law
+        return law
 
 
 def _invalid(law: Distribution) -> Any:
@@ -164,19 +189,23 @@ def _differs(case: BatchCase, run: BatchRun, expected: Distribution, actual: Dis
                         actual, tv)
 
 
-def check_batch_case(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
+def check_batch_case(fn: Callable[..., Any], case: BatchCase, run: BatchRun,
+                     laws: JointLaws | None = None) -> BatchVerdict:
     """Decide ``case`` exactly.  A crash of the kernel is a failing verdict; an
-    undecidable run raises :class:`~specexact.errors.Undecided`."""
+    undecidable run raises :class:`~specexact.errors.Undecided`.  ``laws``: the joint
+    laws already enumerated for ``fn`` (a search passes one to every case)."""
+    if laws is None or laws.fn is not fn:
+        laws = JointLaws(fn)
     try:
-        return _CHECKS[case.property](fn, case, run)
+        return _CHECKS[case.property](laws, case, run)
     except SamplerFailure as failure:
         first = str(failure).splitlines()[0]
         return BatchVerdict(case, run, False, f"{case.property}: the kernel raised on valid "
                             f"input: {first}", crash=failure)
 
 
-def _row_law(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
-    joint = _joint(fn, case.rows, run)
+def _row_law(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict:
+    joint = laws.joint(case.rows, run)
     for at in case.at:
         row = case.rows[at]
         law = joint.marginal(at)
@@ -203,8 +232,8 @@ def _row_law(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVer
     return BatchVerdict(case, run, True, "row law holds")
 
 
-def _independence(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
-    joint = _joint(fn, case.rows, run)
+def _independence(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict:
+    joint = laws.joint(case.rows, run)
     a, b = case.at
     pair = joint.map(lambda o: (o[a], o[b]))
     first, second = joint.marginal(a), joint.marginal(b)
@@ -217,13 +246,13 @@ def _independence(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> Bat
     return BatchVerdict(case, run, True, "the rows are independent")
 
 
-def _padding(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
-    joint = _joint(fn, case.rows, run)
+def _padding(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict:
+    joint = laws.joint(case.rows, run)
     bad = _invalid(joint)
     if bad is not None:
         return BatchVerdict(case, run, False, f"padding: a row returned {bad}", None, joint)
     for variant in case.variants:
-        other = _joint(fn, variant, run)
+        other = laws.joint(variant, run)
         if other != joint:
             bad = _invalid(other)
             tv = _tv(joint, other)
@@ -234,11 +263,11 @@ def _padding(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVer
     return BatchVerdict(case, run, True, "padding is inert")
 
 
-def _invariance(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
+def _invariance(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict:
     (at,) = case.at
     row = case.rows[at]
-    alone = _joint(fn, (row,), run).marginal(0)
-    inside = _joint(fn, case.rows, run).marginal(at)
+    alone = laws.joint((row,), run).marginal(0)
+    inside = laws.joint(case.rows, run).marginal(at)
     if alone != inside:
         return _differs(case, run, alone, inside,
                         f"batch invariance: row {at} of a batch of {len(case.rows)} has "
@@ -246,9 +275,9 @@ def _invariance(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> Batch
     return BatchVerdict(case, run, True, "the row's law does not depend on the batch")
 
 
-def _seeds(fn: Callable[..., Any], case: BatchCase, run: BatchRun) -> BatchVerdict:
+def _seeds(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict:
     contexts = case.variants
-    law = enumerate_law(seeded_program(fn, contexts, run.k, dtype=run.dtype,
+    law = enumerate_law(seeded_program(laws.fn, contexts, run.k, dtype=run.dtype,
                                        uniform=run.uniform, semantics=run.semantics),
                         budget=run.budget, context={"seeds": len(contexts), "k": run.k})
     differ = ZERO
@@ -277,7 +306,7 @@ def _pairs(outcome: Any) -> Any:
     return tuple(o for o, _ in outcome)
 
 
-_CHECKS: dict[str, Callable[[Callable[..., Any], BatchCase, BatchRun], BatchVerdict]] = {
+_CHECKS: dict[str, Callable[[JointLaws, BatchCase, BatchRun], BatchVerdict]] = {
     "row law": _row_law, "independence": _independence, "padding": _padding,
     "batch invariance": _invariance, "seeds": _seeds,
 }
