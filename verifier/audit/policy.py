@@ -54,7 +54,9 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                               "progress": progress}
     if opts.examples is not None:
         common["examples"] = opts.examples
-    with classifying() if opts.classify else contextlib.nullcontext([]) as exact_only:
+    noting: contextlib.AbstractContextManager[list[ExactOnly]] = \
+        classifying() if opts.classify else contextlib.nullcontext([])
+    with noting as exact_only:
         result = kind.search(fn, opts, uniform.without_rechecks(), variants, common)
     notes = _notes(kind, exact_only)
     if result.status == "undecided":
