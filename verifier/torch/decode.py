@@ -194,6 +194,8 @@ class _Progress:
         self.next = self.start + PROGRESS_AFTER
         self.runs = 0
         self.seen: dict[tuple[Any, ...], int] = {}
+        #: The stop summary was printed (once per loop).
+        self.reported = False
 
     def record(self, tokens: tuple[Any, ...]) -> None:
         self.runs += 1
@@ -269,7 +271,16 @@ def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "
 
         run = _run(fn, after_prompt(target), after_prompt(draft), (0, *prefix),
                    max_new_tokens, uniform, output, progress, semantics)
-        return tuple(run(rng))
+        try:
+            return tuple(run(rng))
+        except (KeyboardInterrupt, BudgetExceeded):
+            # the audit was stopped (or ran out of budget) inside the loop: what the
+            # loop's executions had reached, once
+            if not progress.reported:
+                progress.reported = True
+                print(f"specexact: stopped: {progress.summary()}", file=sys.stderr,
+                      flush=True)
+            raise
 
     step.__name__ = getattr(unwrap(fn), "__name__", "decode")
     return step
