@@ -36,7 +36,7 @@ from specexact.properties.properties import (
     preserves_target,
     textbook_acceptance,
 )
-from specexact.properties.runner import ExitReason, Phase
+from specexact.properties.runner import ExactOnly, ExitReason, Phase, classifying
 from specexact.properties.search import (
     DEFAULT_SAMPLER_EXAMPLES,
     DEFAULT_SAMPLER_VOCAB_SIZES,
@@ -72,6 +72,7 @@ __all__ = [  # noqa: RUF022
     "DEFAULT_SAMPLER_VOCAB_SIZES",
     "DEFAULT_STEP_EXAMPLES",
     "EDGE_FAMILIES",
+    "ExactOnly",
     "ExitReason",
     "FLOAT_HAZARDS",
     "Minimality",
@@ -85,6 +86,7 @@ __all__ = [  # noqa: RUF022
     "TOKEN_RELATIONS",
     "acceptance_is_one_minus_tv",
     "choose_horizon",
+    "classifying",
     "crossvocab_edge_cases",
     "crossvocab_specs",
     "distributions",

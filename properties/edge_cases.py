@@ -4,7 +4,9 @@ They cover the reference sheet's worked examples and the families where
 real bugs hide: p = q exactly, zeros in q where p > 0, disjoint supports,
 one-hot laws, vocabulary 3 (the smallest where a residual can have two
 positive entries), and differences of 2^-10, 2^-20 and 2^-30 (tolerances
-computed at run time, casts to a lower precision).
+computed at run time, casts to a lower precision), and rows that round to
+p <= q in a float format (the residual an engine computes in that format is
+all zero, though exact arithmetic has one).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ Probs = tuple[Fraction, ...]
 
 #: What the edge cases cover, for the search's "covered" sentence.
 EDGE_FAMILIES = ("reference-sheet examples", "p = q", "zeros in q", "disjoint supports",
-                 "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)")
+                 "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)",
+                 "rows that round to p <= q (bfloat16, float16, float32, float64)")
 
 #: Differences far below any small denominator: a tolerance the code computes at run
 #: time (``1 / (16 * V**4)``, ``float.fromhex(...)``) or a cast to a lower precision
@@ -88,6 +91,26 @@ def _fine_cases() -> list[tuple[Probs, Probs]]:
     return cases
 
 
+#: Below 1/4, one ulp of bfloat16, float16, float32 and float64.
+_ULPS_BELOW_A_QUARTER = (Fraction(1, 2**10), Fraction(1, 2**13), Fraction(1, 2**26),
+                         Fraction(1, 2**55))
+
+
+def _rounding_cases() -> list[tuple[Probs, Probs]]:
+    """At three tokens, for each float format: q = (1/2, 1/4, 1/4) and p the row
+    (1/2, 1/4, 1/4 - ulp) normalised.  Exactly, p > q at tokens 0 and 1 (a positive
+    residual); stored in the format, p rounds back to (1/2, 1/4, 1/4 - ulp) <= q
+    everywhere, so the residual the format computes is all zero while a rejection
+    still has positive probability (0/0, or a floor that makes it uniform)."""
+    q = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))
+    cases: list[tuple[Probs, Probs]] = []
+    for ulp in _ULPS_BELOW_A_QUARTER:
+        flat = (q[0], q[1], q[2] - ulp)
+        total = sum(flat, Fraction(0))
+        cases.append((tuple(x / total for x in flat), q))
+    return cases
+
+
 def _normalise(weights: list[int]) -> Probs:
     total = sum(weights)
     return tuple(Fraction(w, total) for w in weights)
@@ -107,6 +130,7 @@ def sampler_edge_cases(low: int, high: int, constants: Sequence[Fraction] = ()
     for v in range(low, min(high, 5) + 1):
         candidates += _family_cases(v)
     candidates += _fine_cases()
+    candidates += _rounding_cases()
     candidates += constant_pairs(constants, low, high)
     for case in candidates:
         if low <= len(case[0]) <= high and case not in seen:

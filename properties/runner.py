@@ -17,7 +17,9 @@ function, a strategy, a shrinker and a score.  The run ends with an
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, final
 
@@ -33,11 +35,13 @@ from specexact.validation import check_integer
 __all__ = [
     "MIN_CASES_PER_SIZE",
     "Adapter",
+    "ExactOnly",
     "ExitReason",
     "KeyedDatabase",
     "Phase",
     "SearchResult",
     "SearchRun",
+    "classifying",
     "covered_sentence",
     "run_search",
     "search",
@@ -109,12 +113,58 @@ class SearchResult:
         return f"{self.verdict}\nfound after {self.cases} exact cases. {self.covered}"
 
 
+@final
+@dataclass(frozen=True)
+class ExactOnly:
+    """A case whose exact run shows a support finding (or a crash) that the code's
+    dtype run does not produce: it passes, and the audit reports it as a note.
+
+    ``exact`` is the exact run's verdict (the finding), ``dtype`` the clean
+    verdict of the dtype run on the same case.
+    """
+
+    exact: Any
+    dtype: Any
+
+    @property
+    def passed(self) -> bool:
+        return True
+
+    @property
+    def tv(self) -> None:
+        return None
+
+
+#: Where :func:`with_variants` records exact-only cases; None: no classification.
+_exact_only: ContextVar[list[ExactOnly] | None] = ContextVar("exact_only", default=None)
+
+
+@contextmanager
+def classifying() -> Iterator[list[ExactOnly]]:
+    """Classify findings against the faithful variants while the block runs.
+
+    Inside it the variants of :func:`with_variants` are taken as the code's
+    dtype run (torch code in dtype semantics): an exact-run support finding or
+    crash that every variant is clean of is *exact-only*, a passing case,
+    appended (in search order) to the list this yields.
+    """
+    found: list[ExactOnly] = []
+    token = _exact_only.set(found)
+    try:
+        yield found
+    finally:
+        _exact_only.reset(token)
+
+
 def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], Any]]
                   ) -> Callable[[C], Any]:
     """``check``, then each faithful variant's check, judged by :func:`support_finding`.
 
     The exact verdict comes first (a structural bias is reported as such);
     when it passes, the first variant with a support finding is the verdict.
+    Inside :func:`classifying`, a failing exact verdict is an :class:`ExactOnly`
+    pass when every variant's law is the target's exactly, or when it fails only
+    by a support finding or a crash that no variant shows.
     """
     if not variants:
         return check
@@ -122,6 +172,16 @@ def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], An
     def checked(case: C) -> Any:
         verdict = check(case)
         if not verdict.passed:
+            notes = _exact_only.get()
+            if notes is not None:
+                others = [variant(case) for variant in variants]
+                # the dtype run's law is the target's exactly, or the exact finding is
+                # only support (or a crash) and the dtype run has none
+                if all(other.passed for other in others) or (_support_only(verdict) and not any(
+                        support_finding(other) for other in others)):
+                    noted = ExactOnly(verdict, others[0])
+                    notes.append(noted)
+                    return noted
             return verdict
         for variant in variants:
             other = variant(case)
@@ -130,6 +190,17 @@ def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], An
         return verdict
 
     return checked
+
+
+def _support_only(verdict: Any) -> bool:
+    """A failing verdict whose finding is a crash, or mass where the target has none
+    with no other deviation (a bias beyond that mass is structural)."""
+    if verdict.crash is not None:
+        return True
+    comparison = verdict.comparison
+    if comparison is None or not support_finding(verdict):
+        return False
+    return bool(comparison.tv == comparison.support_violation + comparison.invalid_mass)
 
 
 def rule_checks(make_check: Callable[[Any, int | None], Callable[[C], Any]], rule: Any,

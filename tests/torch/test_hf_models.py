@@ -152,3 +152,27 @@ def test_progress_goes_to_stderr_and_a_stop_says_what_was_reached(
     assert "specexact: decode loop hf_loop:" in err
     assert "executions in" in err
     assert "specexact: stopped:" in err and "outputs reached so far" in err
+
+
+def test_a_decode_audit_stopped_inside_the_loop_says_what_it_had_reached(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from specexact.steps.verdict import check_step
+    from specexact.torch.steps import torch_step
+
+    calls = {"n": 0}
+
+    def stopped_loop(input_ids: torch.Tensor, draft_model: Any, target_model: Any,
+                     max_new_tokens: int) -> torch.Tensor:
+        calls["n"] += 1
+        if calls["n"] == 4:  # Ctrl-C while the fourth execution runs the loop
+            raise KeyboardInterrupt
+        return hf_loop(input_ids, draft_model, target_model, max_new_tokens)
+
+    step = torch_step(stopped_loop, signature="decode", gamma=2, max_new_tokens=2,
+                      uniform="continuous")
+    target, draft = random_model_pair(2, seed=0)
+    with pytest.raises(KeyboardInterrupt):
+        check_step(step, target, draft, 2)
+    err = capsys.readouterr().err
+    assert err.count("specexact: stopped:") == 1
+    assert "decode loop stopped_loop: 3 executions" in err and "outputs reached so far" in err

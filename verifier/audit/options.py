@@ -23,6 +23,7 @@ from specexact.validation import (
 
 __all__ = [
     "DEFAULT_SEED",
+    "FINDING_CLASSES",
     "AuditOptions",
     "AuditResult",
     "Finding",
@@ -31,6 +32,14 @@ __all__ = [
     "parse_integer",
     "parse_vocab_sizes",
 ]
+
+#: The classes of a finding on code judged with its dtype run, and what each means.
+FINDING_CLASSES: dict[str, str] = {
+    "structural": "shows in exact arithmetic and in the dtype",
+    "float-only": "reachable only through the dtype's rounding",
+    "exact-only": "an exact-arithmetic deviation the dtype does not produce: a note, "
+                  "not a FAIL",
+}
 
 #: A kind's name: "sampler", "step", "cross-vocab", "float" or a registered one.
 KindName = str
@@ -101,6 +110,10 @@ class AuditOptions:
     #: e.g. torch code under ``torch.rand`` on its dtype's grid.  They replace the
     #: uniform's rechecks.
     support_variants: tuple[tuple[Any, int | None], ...] = ()
+    #: The support variants are the code's dtype run (torch code in dtype semantics):
+    #: each finding is classified (structural, float-only, exact-only), and an
+    #: exact-only one is a note on a passing case, not a failure.
+    classify: bool = False
     #: The older spelling of ``uniform=CONTINUOUS`` (False) and of the default (True).
     grid_check: bool = True
     #: Steps: the processors and stopping (a :class:`specexact.ProcessorPipeline`) the
@@ -126,6 +139,10 @@ class AuditOptions:
         check_type(self.support_variants, "support_variants", tuple,
                    "a tuple of (callable, uniform_bits or None) pairs")
         check_type(self.grid_check, "grid_check", bool, "True or False")
+        check_type(self.classify, "classify", bool, "True or False")
+        if self.classify and not self.support_variants:
+            msg = "classify=True needs support_variants (the code's dtype run)"
+            raise InvalidArgument(msg)
         if self.uniform is not None:
             check_type(self.uniform, "uniform", Uniform, "a specexact.Uniform or None")
         if self.processors is not None:
@@ -201,6 +218,11 @@ class AuditResult:
     mode: str | None = None
     #: What the kind's search reports beyond the witness (batches: each property's tally).
     details: Any = None
+    #: With ``options.classify``: the class of the counterexample's finding (one of
+    #: :data:`FINDING_CLASSES`), None otherwise.
+    finding_class: str | None = None
+    #: With ``options.classify``: the exact-only findings, each a note (never a FAIL).
+    notes: tuple[Finding, ...] = ()
 
     @property
     def passed(self) -> bool:

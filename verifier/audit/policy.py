@@ -11,6 +11,7 @@ never a pass.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from specexact.audit.options import AuditOptions, AuditResult, Finding
 from specexact.audit.signature import describe_arity_problem, describe_callable
 from specexact.errors import InvalidArgument, SpecexactError, Undecided
 from specexact.exact.verdict import support_finding
+from specexact.properties import ExactOnly, classifying
 from specexact.uniform import CONTINUOUS, Uniform, grid_name
 
 __all__ = ["audit"]
@@ -52,7 +54,11 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
                               "progress": progress}
     if opts.examples is not None:
         common["examples"] = opts.examples
-    result = kind.search(fn, opts, uniform.without_rechecks(), variants, common)
+    noting: contextlib.AbstractContextManager[list[ExactOnly]] = \
+        classifying() if opts.classify else contextlib.nullcontext([])
+    with noting as exact_only:
+        result = kind.search(fn, opts, uniform.without_rechecks(), variants, common)
+    notes = _notes(kind, exact_only)
     if result.status == "undecided":
         error = result.error
         if isinstance(error, BaseException):
@@ -63,13 +69,42 @@ def audit(fn: Callable[..., Any], options: AuditOptions | None = None, *,
     covered = result.covered + note
     if result.status == "pass":
         return AuditResult(kind.name, label, opts, result.cases, None, covered,
-                           result.horizon, mode=mode, details=result.witness)
-    covered += _where_it_shows(fn, kind, opts, result, variants, uniform)
+                           result.horizon, mode=mode, details=result.witness,
+                           notes=notes)
+    shows = _where_it_shows(fn, kind, opts, result, variants, uniform)
+    covered += shows
     witness = result.witness if result.witness is not None \
         else _witness_from(result.verdict)
     found = Finding(kind.name, witness, result.verdict)
+    finding_class = None
+    if opts.classify:
+        finding_class = "float-only" if shows == _TORCH_GRID_NOTE else "structural"
     return AuditResult(kind.name, label, opts, result.cases, found, covered, result.horizon,
-                       result.minimality, mode, result.witness if kind.details else None)
+                       result.minimality, mode, result.witness if kind.details else None,
+                       finding_class=finding_class, notes=notes)
+
+
+#: At most this many exact-only notes are reported (the first ones the search met,
+#: one per distinct reason).
+MAX_NOTES = 3
+
+
+def _notes(kind: Kind, exact_only: Sequence[ExactOnly]) -> tuple[Finding, ...]:
+    """The first exact-only findings of the search, one per reason, as findings."""
+    seen: dict[str, Finding] = {}
+    for noted in exact_only:
+        verdict = noted.exact
+        reason = str(verdict.reason)
+        if reason not in seen and len(seen) < MAX_NOTES:
+            seen[reason] = Finding(kind.name, _note_witness(verdict), verdict)
+    return tuple(seen.values())
+
+
+def _note_witness(verdict: Any) -> Any:
+    """The witness of an exact-only finding: a sampler's (p, q), a step's models."""
+    if hasattr(verdict, "p") and hasattr(verdict, "q"):
+        return _witness_from(verdict)
+    return verdict
 
 
 def float_mode(options: AuditOptions, uniform: Uniform) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from specexact.audit.kinds import get_kind
-from specexact.audit.options import AuditResult
+from specexact.audit.options import FINDING_CLASSES, AuditResult, Finding
 from specexact.audit.render import wrap
+from specexact.witness import vector_text
 
-__all__ = ["counterexample_json", "result_human", "result_json"]
+__all__ = ["counterexample_json", "notes_json", "result_human", "result_json"]
 
 
 def _label(result: AuditResult) -> str:
@@ -31,11 +32,52 @@ def result_human(result: AuditResult, *, verbose: bool = True) -> str:
     if found is None:
         return "\n".join([f"PASS  {result.name} ({_label(result)}): no violation found "
                           f"in {result.cases} exact cases{kind.pass_note}",
-                          wrap(result.coverage)])
+                          wrap(result.coverage), *_note_lines(result, verbose)])
     lines = [f"FAIL  {result.name} ({_label(result)}): {found.reason}",
-             wrap(f"after {result.cases} exact cases. {result.coverage}"), ""]
+             wrap(f"after {result.cases} exact cases. {result.coverage}")]
+    if result.finding_class is not None:
+        lines.append(f"class: {result.finding_class} "
+                     f"({FINDING_CLASSES[result.finding_class]})")
+    lines.append("")
     lines.extend(kind.witness_lines(result, found, verbose))
+    lines.extend(_note_lines(result, verbose))
     return "\n".join(lines)
+
+
+def _note_lines(result: AuditResult, verbose: bool) -> list[str]:
+    """Each exact-only finding, as a NOTE with its exact witness."""
+    kind = get_kind(result.kind)
+    lines: list[str] = []
+    for note in result.notes:
+        lines += ["", f"NOTE  exact-only ({FINDING_CLASSES['exact-only']}): {note.reason}",
+                  wrap("in exact arithmetic only: the dtype run on the same rows is clean "
+                       "(no crash, no mass where the target has none)")]
+        lines.extend(_witness_of(kind, result, note, verbose))
+    return lines
+
+
+def _witness_of(kind: Any, result: AuditResult, note: Finding, verbose: bool) -> list[str]:
+    witness = note.witness
+    if hasattr(witness, "p") and hasattr(witness, "q"):
+        return [f"  p = {vector_text(witness.p)}", f"  q = {vector_text(witness.q)}", "",
+                note.table(verbose=verbose)]
+    try:
+        return list(kind.witness_lines(result, note, verbose))
+    except (AttributeError, TypeError):  # a witness the kind's record cannot show
+        return [f"  {note.verdict}"]
+
+
+def notes_json(result: AuditResult) -> list[dict[str, Any]]:
+    """The ``notes`` array of the JSON report: each exact-only finding."""
+    kind = get_kind(result.kind)
+    out: list[dict[str, Any]] = []
+    for note in result.notes:
+        try:
+            witness = kind.witness_json(result, note)
+        except (AttributeError, TypeError):
+            witness = {"reason": note.reason}
+        out.append({"class": "exact-only", **witness})
+    return out
 
 
 def counterexample_json(result: AuditResult) -> dict[str, Any] | None:
@@ -64,6 +106,10 @@ def result_json(result: AuditResult) -> dict[str, Any]:
         "coverage": result.coverage,
         "counterexample": counterexample_json(result),
     })
+    if result.options.classify:
+        if data["counterexample"] is not None:
+            data["counterexample"]["class"] = result.finding_class
+        data["notes"] = notes_json(result)
     if kind.has_horizon:
         data["horizon"] = result.horizon
     if kind.details is not None:

@@ -97,13 +97,17 @@ class TorchCode:
     def faithful_semantics(self) -> str:
         return self.semantics or "dtype"
 
+    @property
+    def classifies(self) -> bool:
+        """Whether the faithful run is the code's dtype run, which classifies each
+        finding (structural, float-only, exact-only); batches report their own."""
+        return self.faithful and self.faithful_semantics == "dtype" \
+            and TORCH_SIGNATURES[self.signature].kind != "batch"
+
     def semantics_line(self) -> str:
         """Which semantics each run of the audit used, in words."""
         if not self.faithful:
             return "torch semantics: exact rationals, continuous uniform"
-        if self.signature == "decode":
-            return ("torch semantics: exact rationals (continuous uniform, then torch.rand on "
-                    "its dtype grid)")
         return (f"torch semantics: exact rationals (structural run, continuous uniform); "
                 f"{self.faithful_semantics} (faithful run, torch.rand on its {self.dtype} "
                 "grid)")
@@ -169,8 +173,7 @@ def prepare(fn: Callable[..., Any], code: TorchCode
     horizon = code.horizon if code.horizon is not None else DEFAULT_HORIZON
 
     def make(uniform: str) -> Any:
-        semantics = code.faithful_semantics if uniform == "dtype" \
-            and code.signature != "decode" else None
+        semantics = code.faithful_semantics if uniform == "dtype" else None
         return torch_step(fn, signature=code.signature, gamma=code.gamma, dtype=code.dtype,
                           uniform=uniform, max_new_tokens=horizon, semantics=semantics)
 

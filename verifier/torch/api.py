@@ -39,6 +39,7 @@ from specexact.exact.verdict import compare_laws
 from specexact.floats.check import Finding, FloatVerdict, grid_tolerance, law_findings
 from specexact.numbers import ZERO, as_distribution
 from specexact.torch.mode import session
+from specexact.torch.realops import from_real
 from specexact.torch.session import UniformMode, default_semantics
 from specexact.torch.tensor import (
     FLOAT_FORMATS,
@@ -59,6 +60,7 @@ __all__ = [
     "check_torch_sampler",
     "dtype_rows",
     "exact_inputs",
+    "log_rows",
     "softmax_rows",
     "torch_dtype",
     "torch_output_distribution",
@@ -111,6 +113,17 @@ def exact_inputs(values: Sequence[Any], dtype: torch.dtype, name: str) -> tuple[
     if isinstance(values, torch.Tensor):
         return dtype_rows(_row(values.to(dtype), name), dtype, name)
     return dtype_rows(_row(values, name), dtype, name)
+
+
+def log_rows(rows: Sequence[Sequence[Any]], dtype: torch.dtype) -> ExactTensor:
+    """Logits ``[1, L, V]`` as a ``dtype`` model computes them: torch's log of each
+    probability row as ``dtype`` stores it (dtype semantics)."""
+    stored_rows = [dtype_rows([Fraction(x) for x in row], dtype, "a probability row")
+                   for row in rows]
+    with torch._C.DisableTorchFunction():
+        real = torch.tensor([[float(x) for x in row] for row in stored_rows],
+                            dtype=torch.float64).to(dtype).log().unsqueeze(0)
+    return from_real(real, "log of a row")
 
 
 def dtype_rows(values: Sequence[Fraction], dtype: torch.dtype, name: str

@@ -45,11 +45,11 @@ from specexact.exact.random_source import ExactRandom, LazyToken
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import Comparison, compare_laws
 from specexact.steps.decode import target_distribution
-from specexact.torch.api import check_uniform
+from specexact.torch.api import check_semantics, check_uniform, log_rows
 from specexact.torch.mode import session
 from specexact.torch.tensor import ExactTensor, as_exact, make, read_scalar
 from specexact.torch.unwrap import unwrap
-from specexact.torch.values import LogR, Special, unsupported
+from specexact.torch.values import LogR, Semantics, Special, unsupported
 from specexact.validation import check_integer
 
 __all__ = ["ExactCache", "ExactLM", "LMConfig", "LMOutput", "check_torch_decode",
@@ -118,12 +118,14 @@ class ExactLM:
     """An exact toy model ``prefix -> row`` as a torch callable ``model(input_ids)``."""
 
     def __init__(self, model: Callable[[tuple[int, ...]], Sequence[Any]], *,
-                 output: str = "tensor", vocab_size: int | None = None) -> None:
+                 output: str = "tensor", vocab_size: int | None = None,
+                 semantics: Semantics = "exact") -> None:
         if output not in ("tensor", "object"):
             msg = f"output={output!r} must be 'tensor' (logits) or 'object' (.logits)"
             raise InvalidArgument(msg)
         self.model = model
         self.output = output
+        self.semantics = semantics
         self._vocab_size = vocab_size
         self.device = _CPU
         self.dtype = torch.float32
@@ -154,11 +156,15 @@ class ExactLM:
         tokens = [*before, *(_token(x) for x in ids.arr[0])]
         rows = [list(self.model(tuple(tokens[: i + 1])))
                 for i in range(len(before), len(tokens))]
-        arr = np.empty((1, len(rows), len(rows[0]) if rows else 0), dtype=object)
-        for i, row in enumerate(rows):
-            arr[0, i, :] = [LogR.of(Fraction(x)) if x > 0
-                            else Special(-math.inf, "log(0) of a model row") for x in row]
-        logits = make(arr, torch.float32)
+        if self.semantics == "dtype" and rows:
+            # as a float32 model computes them: torch's log of the rows float32 stores
+            logits = log_rows(rows, torch.float32)
+        else:
+            arr = np.empty((1, len(rows), len(rows[0]) if rows else 0), dtype=object)
+            for i, row in enumerate(rows):
+                arr[0, i, :] = [LogR.of(Fraction(x)) if x > 0
+                                else Special(-math.inf, "log(0) of a model row") for x in row]
+            logits = make(arr, torch.float32)
         # use_cache=False: transformers' models return no cache (past_key_values=None)
         cache = None if kwargs.get("use_cache") is False else ExactCache.of(tokens)
         if self.output == "object":
@@ -188,6 +194,8 @@ class _Progress:
         self.next = self.start + PROGRESS_AFTER
         self.runs = 0
         self.seen: dict[tuple[Any, ...], int] = {}
+        #: The stop summary was printed (once per loop).
+        self.reported = False
 
     def record(self, tokens: tuple[Any, ...]) -> None:
         self.runs += 1
@@ -213,18 +221,21 @@ class _Progress:
 
 def _run(fn: Callable[..., Any], target: Any, draft: Any, prompt: tuple[int, ...],
          max_new_tokens: int, uniform: Any, output: str,
-         progress: _Progress | None = None) -> Callable[[ExactRandom], Any]:
+         progress: _Progress | None = None, semantics: Any = None
+         ) -> Callable[[ExactRandom], Any]:
     inner = unwrap(fn)
     mode = check_uniform(uniform)
+    sem: Semantics = "exact" if semantics is None else check_semantics(semantics, mode)
     vocab = len(list(target(prompt)))
 
     def run(rng: ExactRandom) -> Any:
-        with session(rng, mode):
+        with session(rng, mode, (), sem):
             arr = np.empty((1, len(prompt)), dtype=object)
             arr[0, :] = list(prompt)
             out = inner(make(arr, torch.int64),
-                        ExactLM(draft, output=output, vocab_size=vocab),
-                        ExactLM(target, output=output, vocab_size=vocab), max_new_tokens)
+                        ExactLM(draft, output=output, vocab_size=vocab, semantics=sem),
+                        ExactLM(target, output=output, vocab_size=vocab, semantics=sem),
+                        max_new_tokens)
             t = as_exact(out)
             flat = list(t.arr.reshape(-1))
             new = [read_scalar(x, "an emitted token") for x in flat[len(prompt):]]
@@ -237,8 +248,14 @@ def _run(fn: Callable[..., Any], target: Any, draft: Any, prompt: tuple[int, ...
 
 
 def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "dtype",
-                output: str = "tensor") -> Callable[..., tuple[Any, ...]]:
+                output: str = "tensor", semantics: Any = None
+                ) -> Callable[..., tuple[Any, ...]]:
     """The loop ``fn`` as a decoding step: one call generates ``max_new_tokens`` tokens.
+
+    ``semantics="dtype"`` (with ``uniform="dtype"``) runs the loop as a float32
+    model's logits feed it: torch's log of each row as float32 stores it, every
+    value computed as float32 computes it (the audit's faithful run); by default
+    the logits are exact logs and the values exact rationals.
 
     The step at ``prefix`` hands the loop ``input_ids = [0, *prefix]`` (token 0
     as a one-token prompt) and models that read the ids after the prompt, so
@@ -253,8 +270,17 @@ def decode_step(fn: Callable[..., Any], *, max_new_tokens: int, uniform: Any = "
             return lambda ids: model(tuple(ids[1:]))
 
         run = _run(fn, after_prompt(target), after_prompt(draft), (0, *prefix),
-                   max_new_tokens, uniform, output, progress)
-        return tuple(run(rng))
+                   max_new_tokens, uniform, output, progress, semantics)
+        try:
+            return tuple(run(rng))
+        except (KeyboardInterrupt, BudgetExceeded):
+            # the audit was stopped (or ran out of budget) inside the loop: what the
+            # loop's executions had reached, once
+            if not progress.reported:
+                progress.reported = True
+                print(f"specexact: stopped: {progress.summary()}", file=sys.stderr,
+                      flush=True)
+            raise
 
     step.__name__ = getattr(unwrap(fn), "__name__", "decode")
     return step

@@ -89,6 +89,26 @@ class Step:
             out = self.fn(*args)
         return float(out.reshape(-1)[self.out_flat].item())
 
+    def key(self) -> tuple[Any, ...] | None:
+        """What determines :meth:`batch`'s values: the op, the draw's slot and dtype, and
+        every other operand's exact value (None when one has no exact key)."""
+        fn = _fn_key(self.fn)
+        if fn is None:
+            return None
+        parts: list[Any] = [fn, self.slot, self.in_dtype]
+        for i, arg in enumerate(self.point_args):
+            if i == self.slot:
+                continue
+            if isinstance(arg, torch.Tensor):
+                with torch._C.DisableTorchFunction():
+                    values = tuple(arg.detach().to(torch.float64).reshape(-1).tolist())
+                parts.append((arg.dtype, tuple(arg.shape), values))
+            elif isinstance(arg, (bool, int, float, type(None), torch.dtype)):
+                parts.append((type(arg), arg))
+            else:
+                return None
+        return tuple(parts)
+
     def batch(self, values: torch.Tensor) -> torch.Tensor:
         """The op at many values of the draw at once (a 1-D tensor in, one out).
 
@@ -101,6 +121,23 @@ class Step:
         with torch._C.DisableTorchFunction():
             out: torch.Tensor = self.fn(*args)
         return out.reshape(values.shape[0], -1)[:, 0]
+
+
+_PLAIN = (bool, int, float, Fraction, type(None), torch.dtype, str)
+
+
+def _fn_key(fn: Any) -> Any:
+    """A function by what it computes: a closure made afresh at each execution (a
+    cast, a scaling) by its code and the plain values it captured; anything else by
+    itself; None for a closure over values with no exact key."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn
+    cells = tuple(c.cell_contents for c in (fn.__closure__ or ()))
+    defaults = tuple(fn.__defaults__ or ())
+    if not all(isinstance(v, _PLAIN) for v in (*cells, *defaults)):
+        return None
+    return (code, tuple((type(v), v) for v in cells), tuple((type(v), v) for v in defaults))
 
 
 class GridDraw(Comparisons):
@@ -410,13 +447,49 @@ _BUCKETS_SHORT, _BUCKETS_LONG, _LONG_ROW = 1 << 14, 1 << 10, 8
 _SLACK = 2.0 ** -40
 
 
-def _buckets(x: Any, fixed: bool, sign: float, count: int
-             ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+Buckets = tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]
+
+#: The buckets of a drawn entry, by what determines them (:func:`_bucket_key`): a loop
+#: races the same noise function of the same rows at every execution of its tree.
+_BUCKET_CACHE: dict[tuple[Any, ...], Buckets] = {}
+_BUCKET_CACHE_SIZE = 512
+
+
+def _bucket_key(x: GridDraw, sign: float, count: int) -> tuple[Any, ...] | None:
+    keys = []
+    for step in x.steps:
+        key = step.key()
+        if key is None:
+            return None
+        keys.append(key)
+    return (x.rec.bits, x.dtype, x.span, sign, count, tuple(keys))
+
+
+def _buckets(x: Any, fixed: bool, sign: float, count: int) -> Buckets:
     """Each bucket's smallest and largest value (ordered for the race: negated for an
     argmin) and its probability, for an entry monotone in its draw."""
     if fixed or not isinstance(x, GridDraw):
         v = np.array([sign * _range(x)[0]])
         return v, v, np.array([1.0])
+    key = _bucket_key(x, sign, count)
+    if key is not None:
+        try:
+            cached = _BUCKET_CACHE.get(key)
+        except TypeError:  # an operand that does not hash: no caching
+            key, cached = None, None
+        if cached is not None:
+            return cached
+    parts = _computed_buckets(x, sign, count)
+    for array in parts:
+        array.flags.writeable = False  # shared by every race that reads the cache
+    if key is not None:
+        if len(_BUCKET_CACHE) >= _BUCKET_CACHE_SIZE:
+            _BUCKET_CACHE.clear()
+        _BUCKET_CACHE[key] = parts
+    return parts
+
+
+def _computed_buckets(x: GridDraw, sign: float, count: int) -> Buckets:
     start, stop = x.span
     n = stop - start
     count = min(count, n)
@@ -455,6 +528,43 @@ def _error_bound(row: list[Any], largest: bool, fixed: list[bool], draws: list[i
     """
     sign = 1.0 if largest else -1.0
     count = _BUCKETS_SHORT if len(row) <= _LONG_ROW else _BUCKETS_LONG
+    key = _bound_key(row, fixed, sign, count, draws, masses)
+    cached = None if key is None else _BOUND_CACHE.get(key)
+    if cached is not None:
+        return cached
+    error = _computed_bound(row, fixed, sign, count, draws, masses)
+    if key is not None:
+        if len(_BOUND_CACHE) >= _BUCKET_CACHE_SIZE:
+            _BOUND_CACHE.clear()
+        _BOUND_CACHE[key] = error
+    return error
+
+
+#: Race bounds already computed, by what determines them (:func:`_bound_key`).
+_BOUND_CACHE: dict[tuple[Any, ...], Fraction] = {}
+
+
+def _bound_key(row: list[Any], fixed: list[bool], sign: float, count: int,
+               draws: list[int], masses: list[Fraction]) -> tuple[Any, ...] | None:
+    entries: list[Any] = []
+    for i, x in enumerate(row):
+        if fixed[i] or not isinstance(x, GridDraw):
+            entries.append(("fixed", _range(x)[0]))
+            continue
+        key = _bucket_key(x, sign, count)
+        if key is None:
+            return None
+        entries.append(key)
+    try:
+        out = (tuple(entries), tuple(fixed), sign, count, tuple(draws), tuple(masses))
+        hash(out)
+    except TypeError:
+        return None
+    return out
+
+
+def _computed_bound(row: list[Any], fixed: list[bool], sign: float, count: int,
+                    draws: list[int], masses: list[Fraction]) -> Fraction:
     parts = [_buckets(x, fixed[i], sign, count) for i, x in enumerate(row)]
     error = ZERO
     for i in draws:

@@ -63,6 +63,8 @@ def is_rational(x: Any) -> bool:
 
 
 def div_scalar(a: Any, b: Any) -> Any:
+    if type(a) is Fraction and type(b) is Fraction and b:  # the common case first
+        return a / b
     if isinstance(a, LazyToken):
         a = a.value()
     if isinstance(b, LazyToken):

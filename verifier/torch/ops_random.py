@@ -157,6 +157,9 @@ def _weights(row: list[Any]) -> list[Fraction]:
     """Validate one multinomial row as torch does (it raises on inf, nan, < 0, sum 0)."""
     out = []
     for x in row:
+        if type(x) is Fraction and x.numerator >= 0:  # the common case, kept as it is
+            out.append(x)
+            continue
         if isinstance(x, Uninit):
             raise x.read("used as a multinomial weight")
         if isinstance(x, Special):

@@ -40,9 +40,15 @@ import torch
 from specexact.distribution import InvalidToken
 from specexact.errors import InvalidArgument
 from specexact.exact.random_source import ExactRandom
-from specexact.torch.api import check_semantics, check_uniform, dtype_rows, emitted, torch_dtype
+from specexact.torch.api import (
+    check_semantics,
+    check_uniform,
+    dtype_rows,
+    emitted,
+    log_rows,
+    torch_dtype,
+)
 from specexact.torch.mode import session
-from specexact.torch.realops import from_real
 from specexact.torch.session import UniformMode
 from specexact.torch.tensor import ExactTensor, as_exact, make
 from specexact.torch.unwrap import positional_arity, unwrap
@@ -72,11 +78,7 @@ def _logits(rows: Sequence[Sequence[Fraction]], dtype: torch.dtype,
     """Log-probability rows: exact logs, or (dtype semantics) torch's log of the rows as
     ``dtype`` stores them."""
     if semantics == "dtype":
-        stored_rows = [dtype_rows(row, dtype, "a probability row") for row in rows]
-        with torch._C.DisableTorchFunction():
-            real = torch.tensor([[float(x) for x in row] for row in stored_rows],
-                                dtype=torch.float64).to(dtype).log().unsqueeze(0)
-        return from_real(real, "log of a row")
+        return log_rows(rows, dtype)
     return _tensor([[LogR.of(Fraction(x)) if x > 0 else Special(-math.inf, "log(0) of a row")
                      for x in row] for row in rows], dtype)
 
@@ -152,7 +154,8 @@ def torch_step(fn: Callable[..., Any], *, signature: str, gamma: int,
         if max_new_tokens is None:
             msg = "signature='decode' needs max_new_tokens (the tokens one call emits)"
             raise InvalidArgument(msg)
-        return decode_step(fn, max_new_tokens=max_new_tokens, uniform=uniform)
+        return decode_step(fn, max_new_tokens=max_new_tokens, uniform=uniform,
+                           semantics=semantics)
     check_integer(gamma, "gamma", min_value=1)
     tdtype = torch_dtype(dtype)
     mode: UniformMode = check_uniform(uniform)

@@ -14,6 +14,7 @@ A finding is classified by running the code in both semantics
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, final
@@ -23,7 +24,7 @@ import torch
 from specexact.distribution import Distribution
 from specexact.floats.check import Finding, FloatVerdict
 
-__all__ = ["CLASSES", "TorchVerdict", "classify"]
+__all__ = ["CLASSES", "TorchVerdict", "classify", "dtype_witness_rows"]
 
 #: The classes of a finding, and what each means.
 CLASSES: dict[str, str] = {
@@ -66,6 +67,22 @@ def _row_text(row: tuple[Fraction, ...], dtype: torch.dtype) -> str:
     total = sum(row, Fraction(0))
     values = ", ".join(repr(float(x)) for x in row)
     return f"[{values}] ({dtype}, sum {float(total)!r}{'' if total == 1 else ' != 1'})"
+
+
+def dtype_witness_rows(p: Sequence[Fraction], q: Sequence[Fraction], dtype: str
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An exact witness's p and q as a dtype run receives them: the values (as Python
+    floats, exact for every torch float dtype), their sum, and a line of text."""
+    from specexact.torch.api import dtype_rows, torch_dtype
+
+    tdtype = torch_dtype(dtype)
+    out = []
+    for name, row in (("p", p), ("q", q)):
+        stored = dtype_rows([Fraction(x) for x in row], tdtype, f"the witness's {name}")
+        total = sum(stored, Fraction(0))
+        out.append({"values": [float(x) for x in stored], "sum": str(total),
+                    "sums_to_one": total == 1, "text": _row_text(stored, tdtype)})
+    return out[0], out[1]
 
 
 @final

@@ -154,8 +154,11 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     fn, kind, variants = _torch_mode(fn, kind, args)
     args.resolved_kind = kind  # for the JSON error object if the audit cannot finish
     check_modes(args, kind)
+    code = torch_code(args) if getattr(args, "torch", False) else None
+    # The dtype run classifies each finding (structural, float-only, exact-only).
+    classify = code is not None and code.classifies and bool(variants)
     options = replace(options_from_args(args, kind), support_variants=variants,
-                      grid_check=args.uniform == "dtype")
+                      grid_check=args.uniform == "dtype", classify=classify)
     # One target is one search, in this process, whatever --jobs says: splitting it
     # (per vocabulary size, say) would make the report depend on the job count.
     check_jobs(args.jobs if args.jobs is not None else 1)
@@ -166,15 +169,55 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
                         stream=err)
     with progress, _quiet_stdout(args.json, err):
         result = audit(fn, options, name=target, progress=progress)
-    semantics = torch_code(args).semantics_line() if getattr(args, "torch", False) else None
+    semantics = None if code is None else code.semantics_line()
     if args.json:
         data = result_json(result)
         if semantics is not None:
             data["torch_semantics"] = semantics
+        if classify and code is not None:
+            _dtype_rows_json(data, result, code)
         json.dump(data, out, indent=2)
         out.write("\n")
     else:
         out.write(result_human(result) + "\n")
+        if classify and code is not None:
+            out.writelines(line + "\n" for line in _dtype_rows_lines(result, code))
         if semantics is not None:
             out.write(semantics + "\n")
     return 0 if result.passed else 1
+
+
+def _rows(witness: Any, code: TorchCode) -> tuple[Any, Any] | None:
+    """A sampler witness's p and q as the dtype run received them (None for a step's)."""
+    if not (hasattr(witness, "p") and hasattr(witness, "q")):
+        return None
+    from specexact.torch.verdict import dtype_witness_rows
+
+    return dtype_witness_rows(witness.p, witness.q, code.dtype)
+
+
+def _dtype_rows_lines(result: Any, code: TorchCode) -> list[str]:
+    """Under a float-only finding: the witness rows as the dtype's values."""
+    found = result.counterexample
+    if found is None or result.finding_class != "float-only":
+        return []
+    rows = _rows(found.witness, code)
+    if rows is None:
+        return []
+    head = f"rows as the {code.dtype} run got them: "
+    return [f"{head}p = {rows[0]['text']}", f"{' ' * len(head)}q = {rows[1]['text']}"]
+
+
+def _dtype_rows_json(data: dict[str, Any], result: Any, code: TorchCode) -> None:
+    """``dtype_rows`` (p and q as the dtype run received them) on the counterexample
+    and on each note."""
+    found = result.counterexample
+    if found is not None and data.get("counterexample") is not None:
+        rows = _rows(found.witness, code)
+        if rows is not None:
+            data["counterexample"]["dtype_rows"] = {"dtype": code.dtype, "p": rows[0],
+                                                    "q": rows[1]}
+    for note, entry in zip(result.notes, data.get("notes", []), strict=False):
+        rows = _rows(note.witness, code)
+        if rows is not None:
+            entry["dtype_rows"] = {"dtype": code.dtype, "p": rows[0], "q": rows[1]}
