@@ -66,10 +66,63 @@ def four_residuals(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     return _textbook_with_residual(p, q, rng, res)
 
 
+# ---- vocabulary-parallel samplers: right while V fits in one shard (issue 25) ----
+
+
+def sharded_uniform_shards(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Shards of 8 tokens: the fallback picks a shard with residual mass uniformly, then a
+    token in it by its residual (the shards' residual totals are never all-reduced)."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    res = residual(p, q)
+    shards = [range(start, min(start + 8, len(p))) for start in range(0, len(p), 8)]
+    live = [shard for shard in shards if any(res[i] for i in shard)]
+    shard = live[rng.categorical([Fraction(1)] * len(live))]
+    return shard[rng.categorical([res[i] for i in shard])]
+
+
+def sharded_by_target_mass(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Shards of 16 tokens: the shard is chosen by its share of p (what each rank already
+    reduced for the softmax), not by its share of the residual."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    res = residual(p, q)
+    width = 16
+    starts = list(range(0, len(p), width))
+    weights = [sum(p[s:s + width], _ZERO) if any(res[s:s + width]) else _ZERO for s in starts]
+    start = starts[rng.categorical(weights)]
+    return start + rng.categorical(res[start:start + width])
+
+
+def gathered_local_residuals(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Two tensor-parallel ranks of 32 tokens: each normalises its own residual and the
+    gathered vector is sampled, so every rank with residual mass weighs as much."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    res = residual(p, q)
+    gathered: list[Fraction] = []
+    for rank in range(0, len(p), 32):
+        local = res[rank:rank + 32]
+        total = sum(local, _ZERO)
+        gathered += [r / total if total else _ZERO for r in local]
+    return rng.categorical(gathered)
+
+
+#: The vocabulary-parallel rules, with the shard size they are right within.
+SHARDED_SAMPLERS = {
+    "sharded-uniform-shards": (sharded_uniform_shards, 8),
+    "sharded-by-target-mass": (sharded_by_target_mass, 16),
+    "gathered-local-residuals": (gathered_local_residuals, 32),
+}
+
 PLANTED_SAMPLERS = {
     "one-zero-three-residuals": one_zero_three_residuals,
     "shared-smaller-support": shared_smaller_support,
     "four-residuals": four_residuals,
+    **{name: rule for name, (rule, _) in SHARDED_SAMPLERS.items()},
 }
 
 
