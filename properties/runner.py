@@ -488,11 +488,12 @@ def wide_sentence(adapter: Adapter[C], run: SearchRun[C], high: int, families: s
                     for size in (adapter.size_of(case) if adapter.size_of else ())
                     if size > high})
     judged = [size for size in sizes if run.judged.get(size, 0)]
-    text = (f" Then vocabularies {', '.join(map(str, sizes))}: {run.wide_tried} of the "
+    word = "vocabulary" if len(sizes) == 1 else "vocabularies"
+    text = (f" Then {word} {', '.join(map(str, sizes))}: {run.wide_tried} of the "
             f"{len(adapter.wide_cases)} {families}")
     if run.wide_skipped:
         over = ", ".join(f"{n} at V = {size}" for size, n in sorted(run.wide_skipped.items()))
-        text += (f"; over the counted budget of a wide case and not judged: {over} "
+        text += (f"; over the budget of a wide case and not judged: {over} "
                  f"(judged sizes: {', '.join(map(str, judged)) or 'none'})")
     return text + "."
 

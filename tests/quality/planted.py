@@ -214,3 +214,55 @@ PLANTED_STEPS = {
     "trusts-equal-rows": trusts_equal_rows,
     "bonus-from-draft": bonus_from_draft,
 }
+
+
+# ---- the last token of a step at V >= 4 (issue 25) ----------------------------------
+
+
+def _top_k(row: Any, k: int) -> list[Fraction]:
+    """The row cut to its ``k`` largest entries (first index on ties), renormalised."""
+    keep = sorted(range(len(row)), key=lambda i: (-row[i], i))[:k]
+    return normalise([row[i] if i in keep else _ZERO for i in range(len(row))])
+
+
+def bonus_from_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                    ) -> tuple[Any, ...]:
+    """Chain, gamma = 3, whose bonus token (the 4th) is drawn from the target row cut to
+    its top 3 entries (a sampler's top-k applied to the bonus only): right at V <= 3."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    for _ in range(3):
+        q = draft((*ctx, *xs))
+        x = rng.categorical(q)
+        p = target((*ctx, *xs))
+        if not rng.random() * q[x] < p[x]:
+            return (*xs, rng.categorical(residual(p, q)))
+        xs.append(x)
+    return (*xs, rng.categorical(_top_k(target((*ctx, *xs)), 3)))
+
+
+def last_draft_against_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                            ) -> tuple[Any, ...]:
+    """Chain, gamma = 3: the last draft token is verified against, and resampled from, the
+    target row with its smallest entry masked out (a cached top-3 of the last position)."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    qs = []
+    for _ in range(3):
+        qs.append(draft((*ctx, *xs)))
+        xs.append(rng.categorical(qs[-1]))
+    for i, x in enumerate(xs):
+        p = target((*ctx, *xs[:i]))
+        if i == 2:
+            p = _top_k(p, 3)
+        if not rng.random() * qs[i][x] < p[x]:
+            return (*xs[:i], rng.categorical(residual(p, qs[i])))
+    return (*xs, rng.categorical(target((*ctx, *xs))))
+
+
+#: Steps right at V <= 3 that are wrong only on a late token at V >= 4.
+LATE_TOKEN_STEPS = {
+    "bonus-from-top3": bonus_from_top3,
+    "last-draft-against-top3": last_draft_against_top3,
+}
+PLANTED_STEPS.update(LATE_TOKEN_STEPS)
