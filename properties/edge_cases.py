@@ -16,7 +16,8 @@ from fractions import Fraction
 
 from specexact.properties.constants import constant_pairs
 
-__all__ = ["EDGE_FAMILIES", "sampler_edge_cases"]
+__all__ = ["BLOCK_FAMILIES", "BLOCK_VOCAB_SIZES", "EDGE_FAMILIES", "block_edge_cases",
+           "sampler_edge_cases"]
 
 Probs = tuple[Fraction, ...]
 
@@ -136,4 +137,66 @@ def sampler_edge_cases(low: int, high: int, constants: Sequence[Fraction] = ()
         if low <= len(case[0]) <= high and case not in seen:
             seen.add(case)
             out.append(case)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Large vocabularies with aligned blocks
+# --------------------------------------------------------------------------
+
+#: The larger vocabularies a default sampler search judges after the small ones.
+BLOCK_VOCAB_SIZES = (8, 16, 64)
+
+#: What the block-structured cases cover, for the coverage sentence.
+BLOCK_FAMILIES = ("irregular rows over every aligned block (2, 4, ..., V/2)", "p = q",
+                  "zeros in q inside and across blocks", "disjoint supports across blocks",
+                  "mass on one block")
+
+
+#: Up to this size every block-structured family is tried; beyond, four of them.
+_FULL_BLOCK_SIZE = 16
+
+
+def _irregular(v: int, a: int, b: int, m: int) -> list[int]:
+    """Weights ``1 + (a*i + b) mod m``: no two aligned blocks of any size share a total
+    or a shape (for the ``a``, ``b``, ``m`` used here), so a per-block combination that
+    is wrong shows."""
+    return [1 + (a * i + b) % m for i in range(v)]
+
+
+def block_edge_cases(sizes: Sequence[int] = BLOCK_VOCAB_SIZES) -> list[tuple[Probs, Probs]]:
+    """Structured pairs at each vocabulary size of ``sizes`` (powers of two), smallest first.
+
+    Engines shard the vocabulary (tensor parallelism, per-block kernels) and combine
+    per-shard results: a combination that is wrong shows only when the residual, the
+    acceptance mass or the support spans several shards with unequal totals.  The rows
+    here put mass over every aligned block of size 2, 4, ..., V/2 with unequal block
+    totals, and place the edge cases of the small search (p = q, zeros in q, disjoint
+    supports) inside a block and across blocks.
+    """
+    out: list[tuple[Probs, Probs]] = []
+    seen: set[tuple[Probs, Probs]] = set()
+    for v in sizes:
+        p = _irregular(v, 3, 1, 7)
+        q = _irregular(v, 5, 2, 6)
+        cases = [
+            (p, q),                                                     # residual everywhere
+            (p, p),                                                     # p = q
+            (p, [w if i % 4 != 3 else 0 for i, w in enumerate(q)]),     # a zero in each block
+            (p, [w if i < v // 2 else 0 for i, w in enumerate(q)]),     # q on half the blocks
+            ([w if (i // 2) % 2 == 0 else 0 for i, w in enumerate(p)],  # disjoint, block 2
+             [w if (i // 2) % 2 == 1 else 0 for i, w in enumerate(q)]),
+            ([w if i < v // 2 else 0 for i, w in enumerate(p)],         # disjoint halves
+             [w if i >= v // 2 else 0 for i, w in enumerate(q)]),
+            ([w if v // 4 <= i < v // 2 else 0 for i, w in enumerate(p)], q),  # p on one block
+        ]
+        if v > _FULL_BLOCK_SIZE:
+            # The largest size costs the most (V^2 executions for a textbook rule, more
+            # for several drafts): the cases that span every block, p = q among them.
+            cases = cases[:3] + cases[4:5]
+        for wp, wq in cases:
+            case = (_normalise(wp), _normalise(wq))
+            if case not in seen:
+                seen.add(case)
+                out.append(case)
     return out

@@ -45,6 +45,7 @@ __all__ = [
     "covered_sentence",
     "run_search",
     "search",
+    "wide_sentence",
 ]
 
 Status = Literal["pass", "fail", "undecided"]
@@ -63,6 +64,8 @@ class Phase(enum.Enum):
     explicit = "explicit"
     generate = "generate"
     target = "target"
+    #: Larger vocabularies (block-structured edge cases), after the small search.
+    wide = "wide"
     shrink = "shrink"
 
 
@@ -247,6 +250,12 @@ class Adapter(Generic[C]):
     #: The vocabulary sizes a case is judged at (two for two vocabularies), so that a
     #: pass can say every size asked for was judged; None: not counted.
     size_of: Callable[[C], Sequence[int]] | None = None
+    #: Cases beyond the sizes searched (larger vocabularies), tried after Hypothesis,
+    #: smallest first, by ``wide_check`` (the check under a smaller counted budget): a
+    #: case over that budget is not judged and is counted in ``SearchRun.wide_skipped``,
+    #: and so are the cases after it at its size and larger ones (they cost more).
+    wide_cases: Sequence[C] = ()
+    wide_check: Callable[[C], Any] | None = None
 
 
 @dataclass
@@ -264,6 +273,9 @@ class SearchRun(Generic[C]):
     minimality: Any = None
     #: Cases decided (passed or failed) at each vocabulary size.
     judged: dict[int, int] = field(default_factory=dict)
+    #: Wide cases tried, and those over the wide budget (not judged) at each size.
+    wide_tried: int = 0
+    wide_skipped: dict[int, int] = field(default_factory=dict)
 
     @property
     def status(self) -> Status:
@@ -294,13 +306,22 @@ class _Checker(Generic[C]):
         self.undecided = 0
         self.failing: dict[C, Any] = {}
 
-    def __call__(self, case: C) -> Any | None:
-        """The verdict when ``case`` fails, None when it passes or is undecided."""
+    def __call__(self, case: C, check: Callable[[C], Any] | None = None) -> Any | None:
+        """The verdict when ``case`` fails, None when it passes or is undecided.
+
+        ``check`` replaces the search's check for this case (a wide case's, whose
+        budget overrun means "not judged", not "undecided").
+        """
         run = self.run
         run.cases += 1
         try:
-            verdict = self._check(case)
+            verdict = (check or self._check)(case)
         except Undecided as exc:
+            if check is not None and isinstance(exc, BudgetExceeded) \
+                    and exc.limit != "max_seconds":  # counted, so the same on every run
+                for size in self.sizes(case):
+                    run.wide_skipped[size] = run.wide_skipped.get(size, 0) + 1
+                return None
             self.undecided += 1
             if run.error is None:
                 run.error = exc
@@ -317,13 +338,15 @@ class _Checker(Generic[C]):
         finally:
             if self._progress is not None:
                 self._progress(run.cases)
-        if self._size_of is not None:
-            for size in set(self._size_of(case)):
-                run.judged[size] = run.judged.get(size, 0) + 1
+        for size in self.sizes(case):
+            run.judged[size] = run.judged.get(size, 0) + 1
         if verdict.passed:
             return None
         self.failing[case] = verdict
         return verdict
+
+    def sizes(self, case: C) -> set[int]:
+        return set(self._size_of(case)) if self._size_of is not None else set()
 
     @property
     def exhausted(self) -> bool:
@@ -447,6 +470,27 @@ def run_search(adapter: Adapter[C], *, settings: Settings | None, seed: int,
         run.hypothesis_settings = settings
         run.phases.append(Phase.generate)
         failure = _run_hypothesis(adapter, checker, settings=settings, seed=seed)
+    if failure is None and not checker.exhausted and adapter.wide_cases:
+        run.phases.append(Phase.wide)
+        wide_check = adapter.wide_check or adapter.check
+        over: int | None = None  # the smallest size where a wide case ran over its budget
+        for case in adapter.wide_cases:
+            sizes = checker.sizes(case)
+            if over is not None and max(sizes, default=0) >= over:
+                # A larger vocabulary costs more: not tried, counted as not judged.
+                for size in sizes:
+                    run.wide_skipped[size] = run.wide_skipped.get(size, 0) + 1
+                continue
+            run.wide_tried += 1
+            skipped = sum(run.wide_skipped.values())
+            verdict = checker(case, wide_check)
+            if verdict is not None:
+                failure = (case, verdict)
+                break
+            if checker.exhausted:
+                break
+            if sum(run.wide_skipped.values()) > skipped:
+                over = min(sizes, default=0)
     if failure is None:
         return run
     run.phases.append(Phase.shrink)
@@ -506,17 +550,37 @@ def _unjudged_sizes(adapter: Adapter[C], run: SearchRun[C], low: int,
     return Undecided(msg)
 
 
+def wide_sentence(adapter: Adapter[C], run: SearchRun[C], high: int, families: str) -> str:
+    """What the wide phase judged: " Then V = 8, 16, 64: 21 block-structured edge cases
+    (families); 2 at V = 64 over the budget, not judged." ("" when it did not run)."""
+    if Phase.wide not in run.phases:
+        return ""
+    sizes = sorted({size for case in adapter.wide_cases
+                    for size in (adapter.size_of(case) if adapter.size_of else ())
+                    if size > high})
+    judged = [size for size in sizes if run.judged.get(size, 0)]
+    word = "vocabulary" if len(sizes) == 1 else "vocabularies"
+    text = (f" Then {word} {', '.join(map(str, sizes))}: {run.wide_tried} of the "
+            f"{len(adapter.wide_cases)} {families}")
+    if run.wide_skipped:
+        over = ", ".join(f"{n} at V = {size}" for size, n in sorted(run.wide_skipped.items()))
+        text += (f"; over the budget of a wide case and not judged: {over} "
+                 f"(judged sizes: {', '.join(map(str, judged)) or 'none'})")
+    return text + "."
+
+
 def sizes_text(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}..{high}"
 
 
 def search(adapter: Adapter[C], *, low: int, high: int, examples: Any,
            settings: Settings | None, seed: int, progress: Progress | None = None,
-           sizes_note: str = "") -> SearchResult:
+           sizes_note: str = "", wide_note: str = "wide edge cases") -> SearchResult:
     """Run ``adapter``'s search over vocabularies ``low..high`` and word its result.
 
     ``examples`` Hypothesis examples (``settings`` overrides); ``sizes_note``
-    follows the sizes in the coverage sentence ("with horizon 3").
+    follows the sizes in the coverage sentence ("with horizon 3"), ``wide_note``
+    names the adapter's wide cases there.
     """
     check_examples(examples)
     run = run_search(adapter, settings=search_settings(settings, examples), seed=seed,
@@ -524,6 +588,7 @@ def search(adapter: Adapter[C], *, low: int, high: int, examples: Any,
     covered = covered_sentence(sizes_text(low, high) + sizes_note, run.edge_tried,
                                adapter.edge_families, run.hypothesis_settings, seed,
                                run.cases, adapter.families, len(adapter.edge_cases))
+    covered += wide_sentence(adapter, run, high, wide_note)
     if run.case is None:
         error = run.error if run.error is not None else _unjudged_sizes(adapter, run, low, high)
         return SearchResult("pass" if error is None else "undecided", run.cases, None, None,

@@ -10,6 +10,7 @@ pass means "no bias in any of the N exact cases covered".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
@@ -23,7 +24,13 @@ from specexact.errors import Undecided
 from specexact.exact.tree import Budget
 from specexact.exact.verdict import Verdict, check_sampler
 from specexact.properties.constants import code_constants, constant_pairs, constants_family
-from specexact.properties.edge_cases import EDGE_FAMILIES, sampler_edge_cases
+from specexact.properties.edge_cases import (
+    BLOCK_FAMILIES,
+    BLOCK_VOCAB_SIZES,
+    EDGE_FAMILIES,
+    block_edge_cases,
+    sampler_edge_cases,
+)
 from specexact.properties.minimal import minimise_pair
 from specexact.properties.runner import (
     Adapter,
@@ -43,8 +50,10 @@ from specexact.witness import SamplerWitness
 __all__ = [
     "DEFAULT_SAMPLER_EXAMPLES",
     "DEFAULT_SAMPLER_VOCAB_SIZES",
+    "WIDE_CASE_BUDGET",
     "SamplerWitness",
     "SearchResult",
+    "capped_budget",
     "largest_tv",
     "search_sampler",
     "shrink_pair",
@@ -57,6 +66,12 @@ DEFAULT_SAMPLER_EXAMPLES = 200
 #: Vocabulary sizes a sampler search covers by default: 5 is the smallest where
 #: a residual can have four positive entries next to a zero.
 DEFAULT_SAMPLER_VOCAB_SIZES = (2, 5)
+#: The budget of one wide (large-vocabulary) case: a rule that needs more there
+#: (several drafts enumerated jointly at V = 64, an optimal coupling solved over every
+#: set of drafts) is judged at the smaller sizes only, and the coverage sentence says
+#: which were not judged.  The work is counted; one execution's CPU time (read on the
+#: enumerating thread's own clock) bounds deterministic work that touches no random value.
+WIDE_CASE_BUDGET = Budget(max_total_operations=1_000_000, max_execution_cpu_seconds=1.0)
 # Checks the exact shrinker may spend after Hypothesis has shrunk.
 _SHRINK_CHECKS = 300
 
@@ -88,8 +103,31 @@ def _rounded(values: Probs, denominator: int) -> Probs:
     return tuple(Fraction(f, denominator) for f in floors)
 
 
+#: Above this size the shrinker first drops aligned chunks of tokens (a wide witness).
+_CHUNKED_ABOVE = 5
+
+
+def _dropped_chunks(p: Probs, q: Probs, min_size: int) -> Iterator[tuple[Probs, Probs]]:
+    """Pairs without one aligned chunk of tokens, the largest chunks first (half the
+    vocabulary, a quarter, ...): a witness at V = 64 shrinks in a few steps, as in
+    delta debugging, where dropping tokens one at a time would spend the checks."""
+    v = len(p)
+    size = v // 2
+    while size >= 1:
+        for start in range(0, v - size + 1, size):
+            if v - size < min_size:
+                break
+            rest_p = _renormalised(p[:start] + p[start + size:])
+            rest_q = _renormalised(q[:start] + q[start + size:])
+            if rest_p is not None and rest_q is not None:
+                yield rest_p, rest_q
+        size //= 2
+
+
 def _simpler_pairs(p: Probs, q: Probs, min_size: int) -> Iterator[tuple[Probs, Probs]]:
     v = len(p)
+    if v > _CHUNKED_ABOVE:
+        yield from _dropped_chunks(p, q, max(min_size, _CHUNKED_ABOVE))
     for i in range(v):  # one-hot laws are the simplest of all
         hot = tuple(Fraction(int(t == i)) for t in range(v))
         yield hot, q
@@ -143,11 +181,26 @@ def shrink_pair(pair: tuple[Probs, Probs], fails: Callable[[tuple[Probs, Probs]]
 # --------------------------------------------------------------------------
 
 
+def capped_budget(budget: Budget | None, cap: Budget) -> Budget:
+    """``budget`` (the default one when None) with each limit at most ``cap``'s."""
+    base = budget if budget is not None else Budget()
+    limits: dict[str, Any] = {
+        name: min(getattr(base, name), getattr(cap, name))
+        for name in ("max_executions", "max_choices", "max_operations",
+                     "max_total_operations")}
+    for name in ("max_execution_cpu_seconds", "max_seconds"):
+        mine, theirs = getattr(base, name), getattr(cap, name)
+        limits[name] = theirs if mine is None else mine if theirs is None else min(mine, theirs)
+    return dataclasses.replace(base, **limits)
+
+
 def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: int,
                 seed: int, settings: Settings | None, progress: Progress | None, key: str,
                 score: Callable[[Any], float] | None = tv_score,
                 extra: tuple[Sequence[Pair], Any, str] | None = None,
-                constants: Sequence[Fraction] = ()) -> SearchResult:
+                constants: Sequence[Fraction] = (),
+                wide: tuple[Sequence[Pair], Callable[[Pair], Any]] | None = None
+                ) -> SearchResult:
     """The search over exact (p, q) pairs that sampler and float audits share.
 
     ``check(pair)`` returns a verdict with ``passed`` (an exact
@@ -157,6 +210,8 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
     hazards): its edge cases follow the others, its strategy is drawn as
     often as the exact pairs.  ``constants`` are the code's thresholds
     (:func:`specexact.properties.constants.code_constants`): pairs on them join the edge cases.
+    ``wide`` is ``(pairs, check)``: larger vocabularies judged after Hypothesis by
+    ``check`` (under a smaller counted budget, see :data:`WIDE_CASE_BUDGET`).
     """
     edge = sampler_edge_cases(low, high, constants)
     strategy: Any = pq_pairs(vocab_sizes=(low, high))
@@ -176,9 +231,12 @@ def pair_search(check: Callable[[Pair], Any], *, low: int, high: int, examples: 
         size_of=lambda pair: (len(pair[0]),),
         edge_families=edge_families, families=families, score=score,
         score_label="TV(output, p)",
-        minimise=lambda pair, fails: minimise_pair(pair, fails, low=low))
+        minimise=lambda pair, fails: minimise_pair(pair, fails, low=low),
+        wide_cases=wide[0] if wide is not None else (),
+        wide_check=wide[1] if wide is not None else None)
     return search(adapter, low=low, high=high, examples=examples, settings=settings,
-                  seed=seed, progress=progress)
+                  seed=seed, progress=progress,
+                  wide_note=f"block-structured edge cases ({', '.join(BLOCK_FAMILIES)})")
 
 
 def search_sampler(sampler: Any, *,
@@ -205,20 +263,25 @@ def search_sampler(sampler: Any, *,
     """
     low, high = vocab_range(vocab_sizes)
 
-    def check(pair: Pair) -> Verdict:
-        return check_sampler(sampler, pair[0], pair[1], uniform_bits=uniform_bits,
-                             budget=budget)
+    def checks(limits: Budget | None) -> Callable[[Pair], Verdict]:
+        def one(rule: Any, bits: int | None) -> Callable[[Pair], Verdict]:
+            return lambda pair: check_sampler(rule, pair[0], pair[1], uniform_bits=bits,
+                                              budget=limits)
 
-    def variant_check(variant: Any, bits: int | None) -> Callable[[Pair], Verdict]:
-        return lambda pair: check_sampler(variant, pair[0], pair[1], uniform_bits=bits,
-                                          budget=budget)
+        return with_variants(one(sampler, uniform_bits),
+                             [one(v, bits) for v, bits in support_variants])
 
-    checks = with_variants(check, [variant_check(v, bits) for v, bits in support_variants])
     variants = " ".join(str(bits) for _, bits in support_variants)
-    return pair_search(checks, low=low, high=high, examples=examples, seed=seed,
+    wide = None
+    if (low, high) == DEFAULT_SAMPLER_VOCAB_SIZES and BLOCK_VOCAB_SIZES:
+        # The default sizes reach the vocabulary-parallel bugs too (sizes given are the
+        # sizes searched).
+        wide = (block_edge_cases(BLOCK_VOCAB_SIZES),
+                checks(capped_budget(budget, WIDE_CASE_BUDGET)))
+    return pair_search(checks(budget), low=low, high=high, examples=examples, seed=seed,
                        settings=settings, progress=progress,
                        key=rule_key(sampler, f"sampler {low}-{high} {uniform_bits} {variants}"),
-                       constants=code_constants(sampler))
+                       constants=code_constants(sampler), wide=wide)
 
 
 def _neighbours(values: Probs) -> Iterator[Probs]:

@@ -42,10 +42,12 @@ from specexact.witness import StepWitness
 __all__ = [
     "DEFAULT_STEP_EXAMPLES",
     "DEFAULT_STEP_VOCAB_SIZES",
+    "FULL_VOCAB_SIZE",
     "MAX_AUTO_HORIZON",
     "MIN_AUTO_HORIZON",
     "StepWitness",
     "choose_horizon",
+    "full_depth_specs",
     "search_step",
     "step_edge_cases",
 ]
@@ -63,6 +65,9 @@ WIDE_VOCAB_SIZES = (4, 5)
 WIDE_HORIZON = 2
 #: At most how deep position-dependent edge cases judge a step (its longest output + 1).
 DEEP_HORIZON = 5
+#: The vocabulary at which every token of a step is judged by default (the whole
+#: horizon: gamma + 1 tokens of a chain, a tree's deepest level), on FULL_CASES cases.
+FULL_VOCAB_SIZE = 4
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)",
@@ -103,6 +108,24 @@ def step_edge_cases(low: int, high: int, *, one_hot_target: bool = False,
         if not one_hot_target:
             specs.append(ModelSpec((p, q)))
     return specs
+
+
+def full_depth_specs(v: int = FULL_VOCAB_SIZE) -> list[ModelSpec]:
+    """Models at ``v`` tokens judged on a step's whole output: rows with ``v`` distinct
+    positive entries (a top-k cut of fewer than ``v`` changes them), equal rows (every
+    draft accepted, so the bonus token is drawn), a zero in the draft, and a target
+    that changes after the first token and after a rejection's token."""
+    ramp = tuple(Fraction(i + 1, v * (v + 1) // 2) for i in range(v))
+    uniform = tuple(Fraction(1, v) for _ in range(v))
+    zero_q = tuple(Fraction(int(i > 0), v - 1) for i in range(v))
+    return [
+        ModelSpec((ramp, ramp)),
+        ModelSpec((ramp, uniform)),
+        ModelSpec((uniform, ramp)),
+        ModelSpec((ramp[::-1], zero_q)),
+        ModelSpec((ramp, ramp), (((0,), ramp[::-1], ramp[::-1]),)),
+        ModelSpec((uniform, ramp), (((0,), ramp[::-1], ramp), ((v - 1,), ramp, uniform))),
+    ]
 
 
 def _positional_specs(length: int) -> list[ModelSpec]:
@@ -271,6 +294,12 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
         note += (f"; and vocabularies {WIDE_VOCAB_SIZES[0]}..{WIDE_VOCAB_SIZES[1]} on their "
                  f"first {min(depth, WIDE_HORIZON)} tokens ({len(wide)} context-free edge "
                  "cases)")
+    full: list[_Case] = []
+    if not one_hot_target and (low, high) == DEFAULT_STEP_VOCAB_SIZES:
+        # A rule wrong only at V >= 4 and only on a late token (a bonus drawn from a top-k
+        # cut of the target row) shows on the whole horizon at V = 4: judged after the
+        # small search, so that a bug showing at V = 2..3 keeps its smaller witness.
+        full = [_Case(spec, depth) for spec in full_depth_specs()]
     if given_horizon is None and longest is not None and longest + 1 > depth \
             and low <= 2 <= high and not one_hot_target:
         # A second call's whole output (after a one-token first call) and a long step's
@@ -294,11 +323,14 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
                           f"{uniform_bits} {len(support_variants)} {processors or ''}"),
         edge_families=edge_families,
         families=(*families, "context-free and context-dependent"),
-        score_label="TV(joint law)")
+        score_label="TV(joint law)", wide_cases=full)
     if processors is not None and not processors.identity:
         note += f" under {processors}"
     result = search(adapter, low=low, high=high, examples=examples, settings=settings,
-                    seed=seed, progress=progress, sizes_note=note)
+                    seed=seed, progress=progress, sizes_note=note,
+                    wide_note=f"edge cases judged on all {depth} tokens (rows with "
+                              f"{FULL_VOCAB_SIZE} distinct entries, equal rows, a zero in "
+                              "the draft, targets changing after a token)")
     if skipped:
         result = replace(result, covered=f"{result.covered} {len(skipped)} of them had no "
                          "processed law (the processors leave no token on the target's "

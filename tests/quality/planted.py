@@ -66,10 +66,63 @@ def four_residuals(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
     return _textbook_with_residual(p, q, rng, res)
 
 
+# ---- vocabulary-parallel samplers: right while V fits in one shard (issue 25) ----
+
+
+def sharded_uniform_shards(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Shards of 8 tokens: the fallback picks a shard with residual mass uniformly, then a
+    token in it by its residual (the shards' residual totals are never all-reduced)."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    res = residual(p, q)
+    shards = [range(start, min(start + 8, len(p))) for start in range(0, len(p), 8)]
+    live = [shard for shard in shards if any(res[i] for i in shard)]
+    shard = live[rng.categorical([Fraction(1)] * len(live))]
+    return shard[rng.categorical([res[i] for i in shard])]
+
+
+def sharded_by_target_mass(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Shards of 16 tokens: the shard is chosen by its share of p (what each rank already
+    reduced for the softmax), not by its share of the residual."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    res = residual(p, q)
+    width = 16
+    starts = list(range(0, len(p), width))
+    weights = [sum(p[s:s + width], _ZERO) if any(res[s:s + width]) else _ZERO for s in starts]
+    start = starts[rng.categorical(weights)]
+    return start + rng.categorical(res[start:start + width])
+
+
+def gathered_local_residuals(p: list[Fraction], q: list[Fraction], rng: Any) -> Any:
+    """Two tensor-parallel ranks of 32 tokens: each normalises its own residual and the
+    gathered vector is sampled, so every rank with residual mass weighs as much."""
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return x
+    res = residual(p, q)
+    gathered: list[Fraction] = []
+    for rank in range(0, len(p), 32):
+        local = res[rank:rank + 32]
+        total = sum(local, _ZERO)
+        gathered += [r / total if total else _ZERO for r in local]
+    return rng.categorical(gathered)
+
+
+#: The vocabulary-parallel rules, with the shard size they are right within.
+SHARDED_SAMPLERS = {
+    "sharded-uniform-shards": (sharded_uniform_shards, 8),
+    "sharded-by-target-mass": (sharded_by_target_mass, 16),
+    "gathered-local-residuals": (gathered_local_residuals, 32),
+}
+
 PLANTED_SAMPLERS = {
     "one-zero-three-residuals": one_zero_three_residuals,
     "shared-smaller-support": shared_smaller_support,
     "four-residuals": four_residuals,
+    **{name: rule for name, (rule, _) in SHARDED_SAMPLERS.items()},
 }
 
 
@@ -161,3 +214,55 @@ PLANTED_STEPS = {
     "trusts-equal-rows": trusts_equal_rows,
     "bonus-from-draft": bonus_from_draft,
 }
+
+
+# ---- the last token of a step at V >= 4 (issue 25) ----------------------------------
+
+
+def _top_k(row: Any, k: int) -> list[Fraction]:
+    """The row cut to its ``k`` largest entries (first index on ties), renormalised."""
+    keep = sorted(range(len(row)), key=lambda i: (-row[i], i))[:k]
+    return normalise([row[i] if i in keep else _ZERO for i in range(len(row))])
+
+
+def bonus_from_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                    ) -> tuple[Any, ...]:
+    """Chain, gamma = 3, whose bonus token (the 4th) is drawn from the target row cut to
+    its top 3 entries (a sampler's top-k applied to the bonus only): right at V <= 3."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    for _ in range(3):
+        q = draft((*ctx, *xs))
+        x = rng.categorical(q)
+        p = target((*ctx, *xs))
+        if not rng.random() * q[x] < p[x]:
+            return (*xs, rng.categorical(residual(p, q)))
+        xs.append(x)
+    return (*xs, rng.categorical(_top_k(target((*ctx, *xs)), 3)))
+
+
+def last_draft_against_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                            ) -> tuple[Any, ...]:
+    """Chain, gamma = 3: the last draft token is verified against, and resampled from, the
+    target row with its smallest entry masked out (a cached top-3 of the last position)."""
+    ctx = tuple(prefix)
+    xs: list[Any] = []
+    qs = []
+    for _ in range(3):
+        qs.append(draft((*ctx, *xs)))
+        xs.append(rng.categorical(qs[-1]))
+    for i, x in enumerate(xs):
+        p = target((*ctx, *xs[:i]))
+        if i == 2:
+            p = _top_k(p, 3)
+        if not rng.random() * qs[i][x] < p[x]:
+            return (*xs[:i], rng.categorical(residual(p, qs[i])))
+    return (*xs, rng.categorical(target((*ctx, *xs))))
+
+
+#: Steps right at V <= 3 that are wrong only on a late token at V >= 4.
+LATE_TOKEN_STEPS = {
+    "bonus-from-top3": bonus_from_top3,
+    "last-draft-against-top3": last_draft_against_top3,
+}
+PLANTED_STEPS.update(LATE_TOKEN_STEPS)
