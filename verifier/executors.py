@@ -117,13 +117,15 @@ def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         _CURRENT.reset(token)
 
 
-#: The function of the fork pool's current ``map``: set before the workers fork, so
-#: they inherit it (a closure never has to be pickled).
-_FORKED: list[Callable[..., Any]] = []
+#: The function and arguments of the fork pool's current ``map``: set before the
+#: workers fork, so they inherit them and a task is only its index (closures and
+#: models never have to be pickled; only the results are).
+_FORKED: list[tuple[Callable[..., Any], Sequence[tuple[Any, ...]]]] = []
 
 
-def _forked_call(args: tuple[Any, ...]) -> Any:
-    return _guarded(_FORKED[-1], args)
+def _forked_call(index: int) -> Any:
+    fn, arguments = _FORKED[-1]
+    return _guarded(fn, arguments[index])
 
 
 def _unwrap(value: Any) -> Any:
@@ -159,7 +161,7 @@ class LocalExecutor:
             return results
         results_by_index: dict[int, Any] = {}
         pending = list(range(len(arguments)))
-        _FORKED.append(fn)
+        _FORKED.append((fn, arguments))
         try:
             # First all tasks on one pool; the tasks a dead worker took down with it
             # are then tried once more each on a pool of their own, so that one task
@@ -184,7 +186,7 @@ class LocalExecutor:
         """Run ``indices`` on a fresh pool; the indices no worker finished."""
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(indices)), mp_context=context) as pool:
-            futures = {i: pool.submit(_forked_call, arguments[i]) for i in indices}
+            futures = {i: pool.submit(_forked_call, i) for i in indices}
             lost = []
             for index, future in futures.items():
                 try:
@@ -204,13 +206,15 @@ def _can_fork() -> bool:
 
 class DaskExecutor:
     """A ``dask.distributed`` cluster: the scheduler at ``address``, or (``address=None``)
-    a local cluster of ``workers`` processes with one thread each, started here.
+    a local cluster of ``workers`` processes with one thread each, started here
+    (``processes=False``: threads of this process, which start in a second).
 
     Dask retries a task whose worker died (``distributed.scheduler.allowed-failures``,
     3 by default); one that kills every worker it meets comes back :class:`Lost`.
     """
 
-    def __init__(self, address: str | None = None, workers: int = 2) -> None:
+    def __init__(self, address: str | None = None, workers: int = 2, *,
+                 processes: bool = True) -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -221,7 +225,7 @@ class DaskExecutor:
         try:
             if address is None:
                 self._cluster = LocalCluster(  # type: ignore[no-untyped-call]
-                    n_workers=check_jobs(workers), threads_per_worker=1, processes=True,
+                    n_workers=check_jobs(workers), threads_per_worker=1, processes=processes,
                     dashboard_address=None)
                 self._client: Any = Client(self._cluster)  # type: ignore[no-untyped-call]
             else:

@@ -72,6 +72,22 @@ def _batches(count: int, workers: int) -> list[range]:
     return [range(start, min(start + size, count)) for start in range(0, count, size)]
 
 
+def _run_batch(law_at: LawAt, states: Sequence[Any], keep: int, budget: Budget,
+               evidence: LevelEvidence, mark: Any) -> _Batch | None:
+    """In a worker: the laws of ``states`` and what they recorded (None if one failed)."""
+    laws: list[dict[Hashable, Fraction]] = []
+    operations: list[int] = []
+    for state in states:
+        before = METER.operations
+        try:
+            law = law_at(state, keep, budget)
+        except Exception:  # the parent redoes the level and raises it as serial does
+            return None
+        laws.append(dict(law))
+        operations.append(METER.operations - before)
+    return _Batch(laws, operations, evidence.taken(mark))
+
+
 def split_level(executor: Executor, states: Sequence[Any], keep: int, law_at: LawAt,
                 budget: Budget, left_operations: int, evidence: LevelEvidence
                 ) -> list[Mapping[Hashable, Fraction]] | None:
@@ -81,23 +97,11 @@ def split_level(executor: Executor, states: Sequence[Any], keep: int, law_at: La
     ``left_operations`` what is left of the decode's ``max_total_operations`` then.
     """
     mark = evidence.mark()
-
-    def run(indices: range) -> _Batch | None:
-        laws: list[dict[Hashable, Fraction]] = []
-        operations: list[int] = []
-        for index in indices:
-            before = METER.operations
-            try:
-                law = law_at(states[index], keep, budget)
-            except Exception:  # the parent redoes the level and raises it as serial does
-                return None
-            laws.append(dict(law))
-            operations.append(METER.operations - before)
-        return _Batch(laws, operations, evidence.taken(mark))
-
+    batches = _batches(len(states), executor.workers)
     try:
-        answers = executor.map(run, [(batch,) for batch in _batches(len(states),
-                                                                    executor.workers)])
+        answers = executor.map(_run_batch, [
+            (law_at, [states[i] for i in batch], keep, budget, evidence, mark)
+            for batch in batches])
     except Exception:  # the work could not travel (a closure over something unpicklable)
         return None
     if any(answer is None or isinstance(answer, Lost) for answer in answers):
