@@ -15,7 +15,7 @@ work in its own process).
   an existing scheduler at ``address``, or a local cluster of ``workers``
   processes.  Functions travel by cloudpickle.
 
-:func:`using` makes an executor the current one for the code inside the
+:func:`using_executor` makes an executor the current one for the code inside the
 ``with`` block: a decode (:mod:`specexact.steps`) then splits its large levels
 over it.
 """
@@ -41,7 +41,7 @@ __all__ = [
     "Lost",
     "current",
     "executor_from_spec",
-    "using",
+    "using_executor",
 ]
 
 #: ``progress(done, detail)``: ``done`` tasks finished, ``detail`` naming the last one.
@@ -250,6 +250,11 @@ class DaskExecutor:
         if cluster is not None:
             cluster.close()
 
+    def on_every_worker(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` once on every worker now (imports, say, before a timed run)."""
+        if self._client is not None:
+            self._client.run(fn)
+
     def map(self, fn: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], *,
             progress: Progress | None = None) -> list[Any]:
         from distributed import KilledWorker
@@ -297,12 +302,12 @@ def executor_from_spec(spec: str, jobs: int = 1) -> Executor:
 
 
 def current() -> Executor | None:
-    """The executor set by the innermost :func:`using`, or None (work stays serial)."""
+    """The executor set by the innermost :func:`using_executor`, or None (work stays serial)."""
     return _CURRENT.get()
 
 
 @contextlib.contextmanager
-def using(executor: Executor | None) -> Iterator[Executor | None]:
+def using_executor(executor: Executor | None) -> Iterator[Executor | None]:
     """Make ``executor`` the current one inside the block (None: serial)."""
     token = _CURRENT.set(executor)
     try:

@@ -19,7 +19,7 @@ import pytest
 from specexact import Budget, check_step, random_model_pair
 from specexact.counterexamples import get
 from specexact.errors import BudgetExceeded, InvalidArgument, SamplerRaised
-from specexact.executors import LocalExecutor, Lost, executor_from_spec, using
+from specexact.executors import LocalExecutor, Lost, executor_from_spec, using_executor
 from specexact.frontends.cli import main
 from specexact.frontends.cli.catalogue_cmd import audit_catalogue
 from specexact.steps.decode import run_decode
@@ -55,16 +55,17 @@ class Counting:
 def _decode(executor: Any, step: Any = CHAIN, vocab: int = 4, horizon: int = 4,
             budget: Budget | None = None) -> tuple[str, list[Any], list[Any], int]:
     target, draft = random_model_pair(vocab, 0)
-    with using(executor):
+    with using_executor(executor):
         run = run_decode(step, target, draft, horizon, budget=budget)
     return (repr(run.law), sorted(run.target_rows.items()), sorted(run.draft_rows.items()),
             run.states)
 
 
-def test_a_split_decode_is_the_serial_decode_byte_for_byte():
-    serial = _decode(None)
+@pytest.mark.parametrize("budget", [None, Budget(max_seconds=600)])
+def test_a_split_decode_is_the_serial_decode_byte_for_byte(budget):
+    serial = _decode(None, budget=budget)
     pool = Counting(2)
-    split = _decode(pool)
+    split = _decode(pool, budget=budget)
     assert pool.tasks > 0  # a level of >= MIN_SPLIT states went to the pool
     assert pool.failed == 0  # and its laws were used, not redone
     assert split == serial
@@ -75,7 +76,7 @@ def test_the_split_does_not_hide_a_bias():
     """The buggy twin: a wrong rule's law differs from the target's on the split too."""
     wrong = get("shared-uniform").rule
     target, draft = random_model_pair(4, 0)
-    with using(Counting(2)) as pool:
+    with using_executor(Counting(2)) as pool:
         verdict = check_step(wrong, target, draft, 4)
     assert pool.tasks > 0
     assert not verdict.passed

@@ -314,7 +314,7 @@ def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
     :mod:`specexact.crossvocab` (levels are characters).
 
     With ``evidence`` (what ``step_law`` records besides the law) and an executor
-    made current by :func:`specexact.executors.using`, a large level's laws are
+    made current by :func:`specexact.using_executor`, a large level's laws are
     enumerated on the executor (:mod:`specexact.steps.levels`) and folded here in
     the level's order: the result is the serial one, byte for byte.
     """

@@ -3,7 +3,7 @@
 The states of a level (prefixes of one length) are independent: each one's step
 law is enumerated on its own, and the laws are folded into the next level by
 exact addition.  :func:`split_level` enumerates the laws of a large level's
-states in batches on the executor of :func:`specexact.executors.using`, and
+states in batches on the executor of :func:`specexact.using_executor`, and
 hands them back **in the level's own order**, so the caller folds them exactly
 as the serial decode does: the law, the states, the rows recorded and the
 report are the same, byte for byte, for any number of workers and any executor.
@@ -19,11 +19,13 @@ the serial decode would have left it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+from specexact.exact.guards import real_monotonic
 from specexact.exact.tree import METER, Budget
 from specexact.executors import Executor, Lost, current
 
@@ -77,9 +79,15 @@ def _run_batch(law_at: LawAt, states: Sequence[Any], keep: int, budget: Budget,
     """In a worker: the laws of ``states`` and what they recorded (None if one failed)."""
     laws: list[dict[Hashable, Fraction]] = []
     operations: list[int] = []
+    start = real_monotonic()
     for state in states:
         before = METER.operations
         try:
+            if budget.max_seconds is not None:  # what is left of it, as serially
+                left = budget.max_seconds - (real_monotonic() - start)
+                if left <= 0:
+                    return None
+                budget = dataclasses.replace(budget, max_seconds=left)
             law = law_at(state, keep, budget)
         except Exception:  # the parent redoes the level and raises it as serial does
             return None

@@ -15,7 +15,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from specexact.executors import Executor, check_jobs, executor_from_spec, using
+from specexact.executors import Executor, check_jobs, executor_from_spec, using_executor
 
 __all__ = ["add_parallel_options", "catalogue_jobs", "check_jobs", "executor_of",
            "parallel_audit"]
@@ -59,7 +59,7 @@ def parallel_audit(args: argparse.Namespace, default_jobs: int = 1) -> Iterator[
     """The executor of the options, current for the block, closed after it."""
     executor = executor_of(args, default_jobs)
     try:
-        with using(executor):
+        with using_executor(executor):
             yield executor
     finally:
         executor.close()
