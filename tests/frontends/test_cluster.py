@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from specexact import Budget, check_step, random_model_pair
+from specexact import Budget, CachedModel, check_step, random_model_pair
 from specexact.counterexamples import get
 from specexact.errors import BudgetExceeded, InvalidArgument, SamplerRaised
 from specexact.executors import LocalExecutor, Lost, executor_from_spec, using_executor
@@ -70,6 +70,28 @@ def test_a_split_decode_is_the_serial_decode_byte_for_byte(budget):
     assert pool.failed == 0  # and its laws were used, not redone
     assert split == serial
     assert serial[3] > MIN_SPLIT
+
+
+@pytest.mark.parametrize("rule", ["stateful-chain", "rollback-keeps-rejected",
+                                  "specinfer-multiround", "block-verification",
+                                  "first-draft-unverified"])
+def test_stateful_tree_and_wrong_steps_split_as_they_decode_serially(rule):
+    """Caches (and a cache that diverges), trees of drafts, a biased rule: the law, the
+    rows, the states and the cache check are the serial ones."""
+    entry = get(rule)
+
+    def decode(executor: Any) -> tuple[Any, ...]:
+        target, draft = random_model_pair(4, 0)
+        if getattr(entry, "stateful", False):
+            target, draft = CachedModel(target), CachedModel(draft)
+        with using_executor(executor):
+            run = run_decode(entry.rule, target, draft, 4)
+        return (repr(run.law), sorted(run.target_rows.items()),
+                sorted(run.draft_rows.items()), run.states, repr(run.divergence))
+
+    pool = Counting(2)
+    assert decode(pool) == decode(None)
+    assert pool.tasks > 0 and pool.failed == 0
 
 
 def test_the_split_does_not_hide_a_bias():
