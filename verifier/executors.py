@@ -23,6 +23,7 @@ over it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -120,11 +121,13 @@ def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
 #: The function and arguments of the fork pool's current ``map``: set before the
 #: workers fork, so they inherit them and a task is only its index (closures and
 #: models never have to be pickled; only the results are).
-_FORKED: list[tuple[Callable[..., Any], Sequence[tuple[Any, ...]]]] = []
+#: Keyed by a number per ``map``, so maps on two threads never mix their tasks.
+_FORKED: dict[int, tuple[Callable[..., Any], Sequence[tuple[Any, ...]]]] = {}
+_MAPS = itertools.count()
 
 
-def _forked_call(index: int) -> Any:
-    fn, arguments = _FORKED[-1]
+def _forked_call(key: int, index: int) -> Any:
+    fn, arguments = _FORKED[key]
     return _guarded(fn, arguments[index])
 
 
@@ -161,17 +164,18 @@ class LocalExecutor:
             return results
         results_by_index: dict[int, Any] = {}
         pending = list(range(len(arguments)))
-        _FORKED.append((fn, arguments))
+        key = next(_MAPS)
+        _FORKED[key] = (fn, arguments)
         try:
             # First all tasks on one pool; the tasks a dead worker took down with it
             # are then tried once more each on a pool of their own, so that one task
             # that kills its worker loses no other.
-            pending = self._round(arguments, pending, self.workers, results_by_index,
+            pending = self._round(key, arguments, pending, self.workers, results_by_index,
                                   progress)
             for index in list(pending):
-                self._round(arguments, [index], 1, results_by_index, progress)
+                self._round(key, arguments, [index], 1, results_by_index, progress)
         finally:
-            _FORKED.pop()
+            del _FORKED[key]
         for index in range(len(arguments)):
             if index not in results_by_index:
                 results_by_index[index] = Lost("its worker process died on every try "
@@ -181,12 +185,12 @@ class LocalExecutor:
         return [_unwrap(results_by_index[i]) for i in range(len(arguments))]
 
     @staticmethod
-    def _round(arguments: Sequence[tuple[Any, ...]], indices: list[int], workers: int,
-               results: dict[int, Any], progress: Progress | None) -> list[int]:
+    def _round(key: int, arguments: Sequence[tuple[Any, ...]], indices: list[int],
+               workers: int, results: dict[int, Any], progress: Progress | None) -> list[int]:
         """Run ``indices`` on a fresh pool; the indices no worker finished."""
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(indices)), mp_context=context) as pool:
-            futures = {i: pool.submit(_forked_call, i) for i in indices}
+            futures = {i: pool.submit(_forked_call, key, i) for i in indices}
             lost = []
             for index, future in futures.items():
                 try:
