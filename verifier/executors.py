@@ -66,8 +66,9 @@ class Executor(Protocol):
     workers: int
 
     def map(self, fn: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], *,
-            progress: Progress | None = None) -> list[Any]:
-        """``[fn(*args) for args in arguments]``, a :class:`Lost` where a worker died."""
+            shared: tuple[Any, ...] = (), progress: Progress | None = None) -> list[Any]:
+        """``[fn(*shared, *args) for args in arguments]``, a :class:`Lost` where a worker
+        died; ``shared`` travels to each worker once, not with every task."""
 
     def close(self) -> None:
         """Let the workers go."""
@@ -98,11 +99,11 @@ class _Escaped:
         raise Undecided(msg)
 
 
-def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """``fn(*args)`` in a worker, which runs its own work serially (no nested pools)."""
+def _guarded(fn: Callable[..., Any], shared: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
+    """``fn(*shared, *args)`` in a worker, which runs its work serially (no nested pools)."""
     token = _CURRENT.set(None)
     try:
-        return fn(*args)
+        return fn(*shared, *args)
     except Exception:
         raise  # the pool sends it back to the parent
     except KeyboardInterrupt:
@@ -122,13 +123,13 @@ def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
 #: workers fork, so they inherit them and a task is only its index (closures and
 #: models never have to be pickled; only the results are).
 #: Keyed by a number per ``map``, so maps on two threads never mix their tasks.
-_FORKED: dict[int, tuple[Callable[..., Any], Sequence[tuple[Any, ...]]]] = {}
+_FORKED: dict[int, tuple[Callable[..., Any], tuple[Any, ...], Sequence[tuple[Any, ...]]]] = {}
 _MAPS = itertools.count()
 
 
 def _forked_call(key: int, index: int) -> Any:
-    fn, arguments = _FORKED[key]
-    return _guarded(fn, arguments[index])
+    fn, shared, arguments = _FORKED[key]
+    return _guarded(fn, shared, arguments[index])
 
 
 def _unwrap(value: Any) -> Any:
@@ -154,18 +155,18 @@ class LocalExecutor:
         """Nothing to let go: each ``map`` starts and ends its own pool."""
 
     def map(self, fn: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], *,
-            progress: Progress | None = None) -> list[Any]:
+            shared: tuple[Any, ...] = (), progress: Progress | None = None) -> list[Any]:
         if self.workers == 1 or len(arguments) <= 1 or not _can_fork():
             results = []
             for done, args in enumerate(arguments, start=1):
-                results.append(fn(*args))
+                results.append(fn(*shared, *args))
                 if progress is not None:
                     progress(done, _label(args))
             return results
         results_by_index: dict[int, Any] = {}
         pending = list(range(len(arguments)))
         key = next(_MAPS)
-        _FORKED[key] = (fn, arguments)
+        _FORKED[key] = (fn, shared, arguments)
         try:
             # First all tasks on one pool; the tasks a dead worker took down with it
             # are then tried once more each on a pool of their own, so that one task
@@ -260,13 +261,17 @@ class DaskExecutor:
             self._client.run(fn)
 
     def map(self, fn: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], *,
-            progress: Progress | None = None) -> list[Any]:
+            shared: tuple[Any, ...] = (), progress: Progress | None = None) -> list[Any]:
         from distributed import KilledWorker
 
         if self._client is None:
             msg = "this DaskExecutor was closed"
             raise InvalidArgument(msg)
-        futures = [self._client.submit(_guarded, fn, args, pure=False) for args in arguments]
+        # ``shared`` (a decode's step and models) is sent to every worker once.
+        common = self._client.scatter([shared], broadcast=True, hash=False)[0] if shared \
+            else ()
+        futures = [self._client.submit(_guarded, fn, common, args, pure=False)
+                   for args in arguments]
         results: list[Any] = []
         for done, (future, args) in enumerate(zip(futures, arguments, strict=True), start=1):
             try:

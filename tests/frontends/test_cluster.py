@@ -38,10 +38,12 @@ class Counting:
         self.tasks = 0
         self.failed = 0  # batches that came back failed or lost (the level is redone)
 
-    def map(self, fn: Any, arguments: Any, *, progress: Any = None) -> list[Any]:
+    def map(self, fn: Any, arguments: Any, *, shared: Any = (), progress: Any = None
+            ) -> list[Any]:
         self.tasks += len(arguments)
         try:
-            answers: list[Any] = self.inner.map(fn, arguments, progress=progress)
+            answers: list[Any] = self.inner.map(fn, arguments, shared=shared,
+                                                progress=progress)
         except Exception:
             self.failed += len(arguments)
             raise
@@ -187,7 +189,8 @@ def test_a_sweep_is_the_same_bytes_on_one_and_two_jobs(serial_sweep):
 
 
 class Losing(LocalExecutor):
-    def map(self, fn: Any, arguments: Any, *, progress: Any = None) -> list[Any]:
+    def map(self, fn: Any, arguments: Any, *, shared: Any = (), progress: Any = None
+            ) -> list[Any]:
         return [Lost("test") for _ in arguments]
 
 

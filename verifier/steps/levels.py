@@ -74,8 +74,8 @@ def _batches(count: int, workers: int) -> list[range]:
     return [range(start, min(start + size, count)) for start in range(0, count, size)]
 
 
-def _run_batch(law_at: LawAt, states: Sequence[Any], keep: int, budget: Budget,
-               evidence: LevelEvidence, mark: Any) -> _Batch | None:
+def _run_batch(law_at: LawAt, keep: int, budget: Budget, evidence: LevelEvidence, mark: Any,
+               states: Sequence[Any]) -> _Batch | None:
     """In a worker: the laws of ``states`` and what they recorded (None if one failed)."""
     laws: list[dict[Hashable, Fraction]] = []
     operations: list[int] = []
@@ -107,9 +107,8 @@ def split_level(executor: Executor, states: Sequence[Any], keep: int, law_at: La
     mark = evidence.mark()
     batches = _batches(len(states), executor.workers)
     try:
-        answers = executor.map(_run_batch, [
-            (law_at, [states[i] for i in batch], keep, budget, evidence, mark)
-            for batch in batches])
+        answers = executor.map(_run_batch, [([states[i] for i in batch],) for batch in batches],
+                               shared=(law_at, keep, budget, evidence, mark))
     except Exception:  # the work could not travel (a closure over something unpicklable)
         return None
     if any(answer is None or isinstance(answer, Lost) for answer in answers):
