@@ -96,6 +96,36 @@ def test_stateful_tree_and_wrong_steps_split_as_they_decode_serially(rule):
     assert pool.tasks > 0 and pool.failed == 0
 
 
+class Remote:
+    """Two workers in this process that receive everything as a remote one does: each
+    item of ``shared`` and each task's arguments pickled apart (as Dask does)."""
+
+    workers = 2
+
+    def __init__(self) -> None:
+        self.tasks = 0
+
+    def map(self, fn: Any, arguments: Any, *, shared: Any = (), progress: Any = None
+            ) -> list[Any]:
+        cloudpickle = pytest.importorskip("cloudpickle")
+        self.tasks += len(arguments)
+        received = tuple(cloudpickle.loads(cloudpickle.dumps(item)) for item in shared)
+        return [cloudpickle.loads(cloudpickle.dumps(
+            fn(*received, *cloudpickle.loads(cloudpickle.dumps(args)))))
+            for args in arguments]
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_decode_split_over_pickled_workers_records_every_row():
+    """The rows the workers read come back (a worker whose recorders were unpickled apart
+    from the step's models would send none: the witness would lose rows)."""
+    remote = Remote()
+    assert _decode(remote) == _decode(None)
+    assert remote.tasks > 0
+
+
 def test_the_split_does_not_hide_a_bias():
     """The buggy twin: a wrong rule's law differs from the target's on the split too."""
     wrong = get("shared-uniform").rule

@@ -74,9 +74,20 @@ def _batches(count: int, workers: int) -> list[range]:
     return [range(start, min(start + size, count)) for start in range(0, count, size)]
 
 
-def _run_batch(law_at: LawAt, keep: int, budget: Budget, evidence: LevelEvidence, mark: Any,
-               states: Sequence[Any]) -> _Batch | None:
+@dataclass(frozen=True)
+class _Level:
+    """What every batch of a level needs: sent to each worker once."""
+
+    law_at: LawAt
+    keep: int
+    budget: Budget
+    evidence: LevelEvidence
+    mark: Any
+
+
+def _run_batch(level: _Level, states: Sequence[Any]) -> _Batch | None:
     """In a worker: the laws of ``states`` and what they recorded (None if one failed)."""
+    law_at, keep, budget, evidence = level.law_at, level.keep, level.budget, level.evidence
     laws: list[dict[Hashable, Fraction]] = []
     operations: list[int] = []
     start = real_monotonic()
@@ -93,7 +104,7 @@ def _run_batch(law_at: LawAt, keep: int, budget: Budget, evidence: LevelEvidence
             return None
         laws.append(dict(law))
         operations.append(METER.operations - before)
-    return _Batch(laws, operations, evidence.taken(mark))
+    return _Batch(laws, operations, evidence.taken(level.mark))
 
 
 def split_level(executor: Executor, states: Sequence[Any], keep: int, law_at: LawAt,
@@ -107,8 +118,11 @@ def split_level(executor: Executor, states: Sequence[Any], keep: int, law_at: La
     mark = evidence.mark()
     batches = _batches(len(states), executor.workers)
     try:
+        # One object, so that the step's models and the evidence's recorders stay one
+        # object graph wherever it is unpickled (Dask pickles a tuple's items apart).
+        level = _Level(law_at, keep, budget, evidence, mark)
         answers = executor.map(_run_batch, [([states[i] for i in batch],) for batch in batches],
-                               shared=(law_at, keep, budget, evidence, mark))
+                               shared=(level,))
     except Exception:  # the work could not travel (a closure over something unpicklable)
         return None
     if any(answer is None or isinstance(answer, Lost) for answer in answers):
