@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -373,15 +374,24 @@ class _Rows:
 
     def __init__(self, sides: tuple[ModelSide, ...]) -> None:
         self.recorders = [side.recorder for side in sides if side.recorder is not None]
+        #: In a worker: how far each recorder's rows were already sent back (a worker
+        #: runs several batches on the same recorders; each sends only its new rows).
+        self.sent: list[tuple[int, frozenset[Any]]] | None = None
 
     def mark(self) -> Any:
         return [(len(r.asked), frozenset(r.deferred)) for r in self.recorders]
 
     def taken(self, mark: Any) -> Any:
         out = []
-        for recorder, (asked, deferred) in zip(self.recorders, mark, strict=True):
+        sent = []
+        for recorder, (asked, deferred), before in zip(self.recorders, mark,
+                                                      self.sent or mark, strict=True):
             recorder.settle()
-            out.append((list(recorder.asked.items())[asked:], recorder.deferred - deferred))
+            start = max(asked, before[0])
+            rows = list(itertools.islice(recorder.asked.items(), start, None))
+            out.append((rows, recorder.deferred - deferred - before[1]))
+            sent.append((len(recorder.asked), frozenset(recorder.deferred)))
+        self.sent = sent
         return out
 
     def merge(self, taken: Any) -> None:
