@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["CLOCK", "Figures", "Target", "add_quick", "at_least", "at_most", "best_of",
-           "cpu_seconds", "cpu_timer", "equal_to", "timed"]
+           "cpu_seconds", "cpu_timer", "equal_to", "timed", "wall_timer"]
 
 CLOCK = ("Times are CPU s (this process's CPU time, time.process_time, plus its finished "
          "child processes'); every ratio is one of CPU s, measured in this run.")
@@ -57,6 +57,18 @@ def cpu_timer() -> Iterator[CpuTimer]:
         yield timer
     finally:
         timer.seconds = cpu_seconds() - timer.start
+
+
+@contextmanager
+def wall_timer() -> Iterator[CpuTimer]:
+    """Wall-clock seconds inside the block, in ``t.seconds``: only for what parallel work
+    saves (bench_parallel.py), always printed as "wall s" next to the CPU s it cost."""
+    timer = CpuTimer()
+    start = time.perf_counter()
+    try:
+        yield timer
+    finally:
+        timer.seconds = time.perf_counter() - start
 
 
 def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:

@@ -65,6 +65,7 @@ if _typing.TYPE_CHECKING:
         format_table,
         output_distribution,
     )
+    from specexact.executors import DaskExecutor, LocalExecutor, Lost, using_executor
     from specexact.floats import FloatVerdict, check_floats, check_grid
     from specexact.frontends import (
         AuditOptions,
@@ -152,11 +153,15 @@ _HOMES: dict[str, str] = {
     "Comparison": "specexact.exact",
     "ContextFreeModel": "specexact.steps",
     "CrossVocabEfficiency": "specexact.crossvocab",
+    "DaskExecutor": "specexact.executors",
     "CrossVocabVerdict": "specexact.crossvocab",
     "CrossVocabWitness": "specexact.crossvocab",
     "DecodeComparison": "specexact.steps",
     "Distribution": "specexact.distribution",
     "ExactRandom": "specexact.exact",
+    "LocalExecutor": "specexact.executors",
+    "Lost": "specexact.executors",
+    "using_executor": "specexact.executors",
     "FloatVerdict": "specexact.floats",
     "FrequencyPenalty": "specexact.steps",
     "HiddenRandomness": "specexact.errors",
@@ -274,6 +279,7 @@ __all__ = [
     "CrossVocabEfficiency",
     "CrossVocabVerdict",
     "CrossVocabWitness",
+    "DaskExecutor",
     "DecodeComparison",
     "Distribution",
     "ExactRandom",
@@ -287,7 +293,9 @@ __all__ = [
     "InvalidToken",
     "LazyToken",
     "LazyUniform",
+    "LocalExecutor",
     "LogitBias",
+    "Lost",
     "MinNewTokens",
     "MissingDependency",
     "MutationReport",
@@ -364,4 +372,5 @@ __all__ = [
     "torch_sampler",
     "torch_step",
     "total_variation",
+    "using_executor",
 ]

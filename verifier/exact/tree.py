@@ -17,6 +17,7 @@ it with sympy expressions.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -391,6 +392,13 @@ class _Watchdog:
         self._watched: dict[int, list[list[Any]]] = {}
         self._thread: threading.Thread | None = None
 
+    def forget(self) -> None:
+        """In a forked child: the parent's thread did not come along, so start afresh
+        (a worker of a fork pool would otherwise never stop a spinning execution)."""
+        self._lock = threading.Lock()
+        self._watched = {}
+        self._thread = None
+
     def watch(self, tree: ChoiceTree[Any]) -> bool:
         """Watch ``tree``'s executions on this thread; False where no CPU clock is read."""
         if not hasattr(time, "pthread_getcpuclockid"):
@@ -473,3 +481,5 @@ def _async_raise(ident: int, exc: type[BaseException]) -> None:
 
 
 WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WATCHDOG.forget)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from specexact.errors import BudgetExceeded, InvalidArgument
 from specexact.exact.tree import METER, Budget
 from specexact.numbers import ONE, ZERO
 from specexact.steps.enumeration import enumerate_step
+from specexact.steps.levels import LevelEvidence, level_executor, split_level
 from specexact.steps.models import CachedModel, RecordingModel, StatefulModel
 from specexact.steps.processors import ProcessorPipeline
 from specexact.validation import check_integer, fail
@@ -298,7 +300,8 @@ def run_decode(step: Step, target: Any, draft: Any, horizon: int, *,
 
 def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
                    step_law: Callable[[Any, int, Budget], Mapping[Hashable, Fraction]],
-                   advance: Callable[[Any, Any, Fraction], tuple[int | None, Hashable]]
+                   advance: Callable[[Any, Any, Fraction], tuple[int | None, Hashable]],
+                   evidence: LevelEvidence | None = None
                    ) -> tuple[dict[Hashable, Fraction], int]:
     """The law of a decode's finished outcomes, composed level by level from ``start``.
 
@@ -310,6 +313,11 @@ def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
     decode at least one level on.  Returns the finished law and the states enumerated.
     The one composition of :mod:`specexact.steps` (levels are tokens) and
     :mod:`specexact.crossvocab` (levels are characters).
+
+    With ``evidence`` (what ``step_law`` records besides the law) and an executor
+    made current by :func:`specexact.using_executor`, a large level's laws are
+    enumerated on the executor (:mod:`specexact.steps.levels`) and folded here in
+    the level's order: the result is the serial one, byte for byte.
     """
     levels: list[dict[Hashable, Fraction]] = [{} for _ in range(horizon)]
     levels[0][start] = ONE
@@ -317,13 +325,20 @@ def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
     resolved = ZERO
     states = 0
     for length in range(horizon):
-        for state, mass in levels[length].items():
-            try:
-                law = step_law(state, horizon - length, clock.next_budget(resolved, state))
-            except BudgetExceeded as exc:  # say where the decode stopped, and its mass
-                exc.resolved_mass = resolved
-                exc.path = (f"decoding state {state!r}", *(exc.path or ()))
-                raise
+        states_here = levels[length]
+        laws = None if evidence is None else _split(states_here, horizon - length, clock,
+                                                      resolved, step_law, evidence)
+        for index, (state, mass) in enumerate(states_here.items()):
+            if laws is not None:
+                law = laws[index]
+            else:
+                try:
+                    law = step_law(state, horizon - length,
+                                   clock.next_budget(resolved, state))
+                except BudgetExceeded as exc:  # say where the decode stopped, and its mass
+                    exc.resolved_mass = resolved
+                    exc.path = (f"decoding state {state!r}", *(exc.path or ()))
+                    raise
             states += 1
             for outcome, prob in law.items():
                 weight = mass * prob
@@ -336,6 +351,54 @@ def compose_levels(start: Hashable, horizon: int, clock: DecodeClock,
                     nxt[key] = nxt.get(key, ZERO) + weight
         levels[length] = {}
     return final, states
+
+
+def _split(level: dict[Hashable, Fraction], keep: int, clock: DecodeClock,
+           resolved: Fraction, step_law: Callable[[Any, int, Budget], Mapping[Hashable, Fraction]],
+           evidence: LevelEvidence) -> list[Mapping[Hashable, Fraction]] | None:
+    """The level's laws from the current executor, or None to enumerate it here."""
+    executor = level_executor(len(level))
+    if executor is None:
+        return None
+    try:
+        budget = clock.next_budget(resolved)
+    except BudgetExceeded:
+        return None  # the serial loop raises it, naming the state
+    used = METER.operations - clock.start
+    return split_level(executor, list(level), keep, step_law, budget,
+                       clock.budget.max_total_operations - used, evidence)
+
+
+class _Rows:
+    """The rows the two models' recorders read: the evidence a split level sends back."""
+
+    def __init__(self, sides: tuple[ModelSide, ...]) -> None:
+        self.recorders = [side.recorder for side in sides if side.recorder is not None]
+        #: In a worker: how far each recorder's rows were already sent back (a worker
+        #: runs several batches on the same recorders; each sends only its new rows).
+        self.sent: list[tuple[int, frozenset[Any]]] | None = None
+
+    def mark(self) -> Any:
+        return [(len(r.asked), frozenset(r.deferred)) for r in self.recorders]
+
+    def taken(self, mark: Any) -> Any:
+        out = []
+        sent = []
+        for recorder, (asked, deferred), before in zip(self.recorders, mark,
+                                                      self.sent or mark, strict=True):
+            recorder.settle()
+            start = max(asked, before[0])
+            rows = list(itertools.islice(recorder.asked.items(), start, None))
+            out.append((rows, recorder.deferred - deferred - before[1]))
+            sent.append((len(recorder.asked), frozenset(recorder.deferred)))
+        self.sent = sent
+        return out
+
+    def merge(self, taken: Any) -> None:
+        for recorder, (rows, deferred) in zip(self.recorders, taken, strict=True):
+            for prefix, row in rows:
+                recorder.asked.setdefault(prefix, row)
+            recorder.deferred |= deferred
 
 
 def compose_decode(step: Step, t: ModelSide, d: ModelSide, run: DecodeRun, clock: DecodeClock,
@@ -373,7 +436,7 @@ def compose_decode(step: Step, t: ModelSide, d: ModelSide, run: DecodeRun, clock
         return len(emitted), (emitted, new_tc, new_dc)
 
     final, run.states = compose_levels(((), t.start_cache(), d.start_cache()), horizon, clock,
-                                       law_at, advance)
+                                       law_at, advance, _Rows((t, d)))
     run.law = Distribution(final)
     run.divergence = divergence
 

@@ -23,7 +23,7 @@ from specexact.audit import (
 from specexact.audit.torch_code import TorchCode, prepare
 from specexact.errors import InvalidArgument
 from specexact.frontends.cli.flags import check_modes
-from specexact.frontends.cli.parallel import check_jobs
+from specexact.frontends.cli.parallel import parallel_audit
 from specexact.frontends.cli.progress import Progress
 from specexact.frontends.targets import article, load_target
 
@@ -159,15 +159,15 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     classify = code is not None and code.classifies and bool(variants)
     options = replace(options_from_args(args, kind), support_variants=variants,
                       grid_check=args.uniform == "dtype", classify=classify)
-    # One target is one search, in this process, whatever --jobs says: splitting it
-    # (per vocabulary size, say) would make the report depend on the job count.
-    check_jobs(args.jobs if args.jobs is not None else 1)
+    # One target is one search, in this process, whatever --jobs says (splitting the
+    # search would make the report depend on the job count); --jobs/--executor split
+    # the large levels of its decodes, which fold back into the serial law.
     record = kind_of(options)
     mode = f" ({float_mode(options, record.uniform(options))})" if record.name == "float" \
         else ""
     progress = Progress(f"auditing {target}{mode}", enabled=False if args.json else None,
                         stream=err)
-    with progress, _quiet_stdout(args.json, err):
+    with parallel_audit(args) as _, progress, _quiet_stdout(args.json, err):
         result = audit(fn, options, name=target, progress=progress)
     semantics = None if code is None else code.semantics_line()
     if args.json:

@@ -33,6 +33,7 @@ from specexact.errors import (
     Undecided,
 )
 from specexact.frontends.cli.flags import statistical_flags_given
+from specexact.frontends.cli.parallel import add_parallel_options, catalogue_jobs, parallel_audit
 from specexact.frontends.cli.progress import configure as configure_progress
 from specexact.validation import check_output_path
 
@@ -160,11 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "cases (default: the search's own, 200 for samplers)")
     audit.add_argument("--seed", type=int, default=0, metavar="N",
                        help="seed of the search, for reproducible runs (default 0)")
-    audit.add_argument("--jobs", type=_nonnegative_int, default=None, metavar="N",
-                       help="processes for the catalogue audit without TARGET, one job "
-                            "per rule (0 = one per CPU; default one per CPU up to 4); a "
-                            "single TARGET is one search in one process, so its report "
-                            "never depends on N")
+    add_parallel_options(audit)
     audit.add_argument("--json", action="store_true",
                        help="print one JSON object on stdout and nothing else")
     _add_float_options(audit)
@@ -341,7 +338,7 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
     if given:
         verb = "needs" if len(given) == 1 else "need"
         msg = (f"{', '.join(given)} {verb} a TARGET; without one, audit checks the bundled "
-               "catalogue, where only --examples, --seed, --jobs and --json apply")
+               "catalogue, where only --examples, --seed, --jobs, --executor and --json apply")
         raise UsageError(msg)
 
 
@@ -354,9 +351,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
             _check_catalogue_options(args)
 
-            jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
-            return audit_catalogue(as_json=args.json, jobs=jobs, examples=args.examples,
-                                   seed=args.seed, out=out, err=err)
+            with parallel_audit(args, catalogue_jobs()) as executor:
+                return audit_catalogue(as_json=args.json, executor=executor,
+                                       examples=args.examples, seed=args.seed, out=out,
+                                       err=err)
         from specexact.frontends.cli.audit_cmd import audit_target
 
         return audit_target(args, out=out, err=err)
