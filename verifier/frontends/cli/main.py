@@ -11,7 +11,7 @@ import argparse
 import contextlib
 import difflib
 import importlib.metadata
-import json
+import io
 import os
 import re
 import sys
@@ -28,6 +28,15 @@ from specexact.errors import (
     Undecided,
 )
 from specexact.frontends.cli.flags import statistical_flags_given
+from specexact.frontends.cli.output import (
+    add_output_options,
+    colour_error,
+    colour_report,
+    command_in_argv,
+    format_in_argv,
+    settle_output,
+    write_document,
+)
 from specexact.frontends.cli.progress import configure as configure_progress
 
 __all__ = ["build_parser", "main"]
@@ -77,6 +86,7 @@ def _common_options() -> _Parser:
     common.add_argument("--max-seconds", type=_positive_seconds, metavar="S",
                         help="time limit of the whole run, any command or mode: past it the "
                              "run is stopped and there is no verdict (exit 2) (default: none)")
+    add_output_options(common)
     return common
 
 
@@ -339,9 +349,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.target is None:
             from specexact.frontends.cli.catalogue_cmd import audit_catalogue
 
+            if args.project.targets:
+                return _audit_configured(args, out, err)
             _check_catalogue_options(args)
-
-            jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
+            if not args.quiet:
+                err.write("specexact: no targets configured in [tool.specexact] "
+                          "(pyproject.toml); auditing the bundled catalogue\n")
+            jobs = args.jobs if args.jobs is not None else args.project.jobs
+            jobs = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
             return audit_catalogue(as_json=args.json, jobs=jobs, examples=args.examples,
                                    seed=args.seed, out=out, err=err)
         from specexact.frontends.cli.audit_cmd import audit_target
@@ -374,14 +389,41 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raise UsageError(msg)
 
 
+def _audit_configured(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from specexact.frontends.cli.audit_cmd import audit_target
+    from specexact.frontends.cli.project_cmd import audit_configured
+
+    return audit_configured(args.project, args.given, parser=build_parser,
+                            settle=_settle_floats, run_one=lambda a, o, e: audit_target(
+                                a, out=o, err=e),
+                            out=out, err=err, machine=args.json, quiet=args.quiet)
+
+
+def _settle(args: argparse.Namespace, arguments: Sequence[str]) -> None:
+    """Read the project's [tool.specexact] table; settle --floats and the output format."""
+    from specexact.frontends.cli.project_cmd import project_config
+
+    _settle_floats(args)
+    args.project = project_config(build_parser())
+    # the options typed after the command (they win over the table)
+    args.given = list(arguments[arguments.index(args.command) + 1:])
+    if args.command == "audit" and args.target is None and not args.project.targets:
+        defaults = args.project.defaults
+        for key in ("seed", "examples"):
+            if f"--{key}" not in args.given and key in defaults:
+                setattr(args, key, _int_at_least(str(defaults[key]), 0))
+    settle_output(args, fmt=args.project.format, color=args.project.color)
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in argv
+    return format_in_argv(argv) is not None
 
 
 def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: TextIO,
           args: argparse.Namespace | None = None, code: int = EXIT_ERROR,
           cause: BaseException | None = None) -> int:
-    if _wants_json(argv):
+    fmt = getattr(args, "format", None) or format_in_argv(argv)
+    if fmt is not None and fmt != "text":
         kind = getattr(args, "resolved_kind", None) or getattr(args, "kind", None)
         data: dict[str, Any] = {"verdict": status, "kind": kind, "cases": 0,
                                 "counterexample": None, "error": message}
@@ -394,9 +436,12 @@ def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: T
                               else list(cause.path)}
         if getattr(args, "target", None):
             data["target"] = args.target  # type: ignore[union-attr]
-        json.dump(data, out)
-        out.write("\n")
-    err.write(f"specexact: {'error' if status == 'error' else status}: {message}\n")
+        command = getattr(args, "command", None) or command_in_argv(argv)
+        if command == "prove":
+            data["status"] = status
+        write_document(out, fmt, command, data, code)
+    line = f"specexact: {'error' if status == 'error' else status}: {message}\n"
+    err.write(colour_error(line) if getattr(args, "colour", False) else line)
     return code
 
 
@@ -450,7 +495,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
             args = build_parser().parse_args(arguments)
         except SystemExit as exc:  # --help
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-        _settle_floats(args)
+        _settle(args, arguments)
         configure_progress(quiet=args.quiet, verbose=args.verbose)
         try:
             # With --json, stdout holds one JSON object: anything else printed while
@@ -458,8 +503,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
             # stderr.  The report itself is written to ``stdout``, captured above.
             quiet = contextlib.redirect_stdout(stderr) if args.json \
                 else contextlib.nullcontext()
+            report = io.StringIO()
             with quiet:
-                return _run(args, stdout, stderr)
+                code = _run(args, report, stderr)
+            if args.format != "text":
+                write_document(stdout, args.format, args.command, report.getvalue(), code)
+            else:
+                stdout.write(colour_report(report.getvalue()) if args.colour
+                             else report.getvalue())
+            return code
         except SystemExit as exc:
             # Only the code under test can get here: its exit must never read as a pass.
             msg = f"the code under test called sys.exit({exc.code!r}) instead of returning"
