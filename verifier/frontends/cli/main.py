@@ -31,6 +31,7 @@ from specexact.frontends.cli.flags import statistical_flags_given
 from specexact.frontends.cli.output import (
     add_output_options,
     colour_error,
+    colour_in_argv,
     colour_report,
     command_in_argv,
     format_in_argv,
@@ -111,8 +112,9 @@ A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) ->
 tokens.  The kind is read from the signature unless --kind is given; a step whose draft
 has another vocabulary (judged on the law of text) is recognised by its code reading
 model.vocab, or named with --kind cross-vocab.
-Without TARGET, every rule of the bundled catalogue is audited and compared with its
-expected verdict.
+Without TARGET, the targets listed in [tool.specexact] (pyproject.toml) are audited;
+when there are none, every rule of the bundled catalogue is audited and compared with
+its expected verdict.
 exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible
 """
 
@@ -441,7 +443,9 @@ def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: T
             data["status"] = status
         write_document(out, fmt, command, data, code)
     line = f"specexact: {'error' if status == 'error' else status}: {message}\n"
-    err.write(colour_error(line) if getattr(args, "colour", False) else line)
+    colour = getattr(args, "colour", None)
+    err.write(colour_error(line) if (colour_in_argv(argv) if colour is None else colour)
+              else line)
     return code
 
 

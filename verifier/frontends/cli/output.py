@@ -24,7 +24,9 @@ __all__ = [
     "COMMANDS",
     "add_output_options",
     "colour_error",
+    "colour_in_argv",
     "colour_report",
+    "command_in_argv",
     "format_in_argv",
     "settle_output",
     "write_document",
@@ -84,6 +86,17 @@ def format_in_argv(argv: Sequence[str]) -> str | None:
         elif arg.startswith("--format="):
             found = arg.partition("=")[2]
     return found if found in MACHINE_FORMATS else None
+
+
+def colour_in_argv(argv: Sequence[str]) -> bool:
+    """Whether to colour the error of a command line that could not be parsed."""
+    choice = "auto"
+    for i, arg in enumerate(argv):
+        if arg == "--color" and i + 1 < len(argv):
+            choice = argv[i + 1]
+        elif arg.startswith("--color="):
+            choice = arg.partition("=")[2]
+    return format_in_argv(argv) is None and choice in COLORS and _colour_wanted(choice)
 
 
 def command_in_argv(argv: Sequence[str]) -> str | None:
