@@ -61,7 +61,7 @@ class MissingDependency(SpecexactError, ImportError):
 
     #: The extra of specexact that installs each optional package.
     EXTRAS: ClassVar[dict[str, str]] = {"numpy": "stats", "scipy": "stats", "torch": "torch",
-                                        "matplotlib": "notebooks", "libcst": "mutate"}
+                                        "matplotlib": "plot", "libcst": "mutate"}
 
     @classmethod
     def of(cls, package: str, purpose: str) -> MissingDependency:

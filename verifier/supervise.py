@@ -172,10 +172,33 @@ def run_supervised(argv: Sequence[str]) -> int:
                "started, ended or replaced the process (os._exit, exec, a signal)")
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(f"specexact: undecided: no verdict possible: {why}\n")
-        return _UNDECIDED
+        failed = _undecided_document(argv, f"no verdict possible: {why}")
+        return _UNDECIDED if failed is None else failed
     code, out = result
     failed = _write(sys.stdout, out, sys.stderr)
     return code if failed is None else failed
+
+
+def _undecided_document(argv: Sequence[str], message: str) -> int | None:
+    """With a machine format, the report document of a run without a report (so that
+    CI still reads one object, a SARIF log, ...); None, or the output error's code."""
+    from specexact.frontends.cli.output import (
+        command_in_argv,
+        format_in_argv,
+        write_document,
+    )
+
+    fmt = format_in_argv(argv)
+    if fmt is None:
+        return None
+    text = io.StringIO()
+    payload: dict[str, Any] = {"verdict": "undecided", "cases": 0, "counterexample": None,
+                               "error": message}
+    command = command_in_argv(argv)
+    if command == "prove":
+        payload["status"] = "undecided"
+    write_document(text, fmt, command, payload, _UNDECIDED)
+    return _write(sys.stdout, text.getvalue(), sys.stderr)
 
 
 def _readable(fd: int) -> bool:

@@ -301,3 +301,85 @@ def test_the_pre_commit_hooks_run_the_command() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "id: specexact-audit" in text and "entry: specexact audit" in text
     assert "pass_filenames: false" in text
+
+
+def test_a_run_that_never_reports_still_gives_a_document(tmp_path):
+    # the process ends at import, before the child can report
+    (tmp_path / "exits.py").write_text("import os\n\nos._exit(0)\n\n\ndef f(p, q, rng):\n"
+                                       "    return 0\n")
+    env = {k: v for k, v in os.environ.items() if k != "SPECEXACT_NO_SUPERVISOR"}
+    done = subprocess.run([sys.executable, "-m", "specexact", "audit", "exits.py:f",
+                           "--format", "json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False, env=env)
+    assert done.returncode == 2
+    document = json.loads(done.stdout)
+    validate_document(document)
+    assert document["verdict"] == "undecided" and document["command"] == "audit"
+
+
+def test_plot_draws_the_witness_and_a_bad_path_stops_before_computing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text(SAMPLERS)
+    code, out, err = run("audit", "s.py:resample_from_p", "--vocab-sizes", "2",
+                         "--plot", "w.png")
+    assert code == 1 and out.startswith("FAIL")
+    assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, err = run("prove", "s.py:resample_from_p", "--vocab-size", "2",
+                         "--plot", "proof.svg")
+    assert code == 1 and (tmp_path / "proof.svg").read_text().lstrip().startswith("<?xml")
+    # a pass has no witness: no file, and the exit code stays the verdict's
+    code, _, err = run("audit", "s.py:right", "--vocab-sizes", "2", "--examples", "2",
+                       "--plot", "none.png")
+    assert code == 0 and not (tmp_path / "none.png").exists()
+    assert "no plot written" in err
+    calls: list[Any] = []
+    monkeypatch.setattr("specexact.frontends.cli.audit_cmd.audit_target",
+                        lambda *a, **k: calls.append(a) or 0)
+    for bad, why in (("missing/w.png", "does not exist"), ("w.txt", "suffix"),
+                     (".", "is a folder")):
+        code, out, err = run("audit", "s.py:resample_from_p", "--plot", bad)
+        assert code == 2 and why in err
+    assert calls == []
+
+
+def test_the_witness_plot_marks_mass_where_p_is_zero() -> None:
+    from fractions import Fraction
+
+    from specexact.frontends.witness_plot import witness_laws
+
+    payload = {"target": "t.py:f", "counterexample": {
+        "p": ["0", "1"], "q": ["1", "0"], "reason": "mass 1/2 on tokens where p = 0",
+        "expected": {"0": "0", "1": "1"}, "actual": {"0": "1/2", "1": "1/2"}}}
+    laws = witness_laws(payload)
+    assert laws is not None
+    expected, actual, caption = laws
+    assert expected == {"0": Fraction(0), "1": Fraction(1)}
+    assert actual == {"0": Fraction(1, 2), "1": Fraction(1, 2)}
+    assert "p = (0, 1), q = (1, 0)" in caption
+    assert witness_laws({"target": "t.py:f", "counterexample": None}) is None
+
+
+def test_mutate_honours_the_format(tmp_path, monkeypatch):
+    from specexact.frontends.formats import build_document
+
+    payload = {"verdict": "fail", "command": "mutate", "target": "s.py:right",
+               "tests": "pytest -q", "mutants": [
+                   {"id": "m1", "operator": "lt-to-le", "location": "right:3", "line": 3,
+                    "tests": "survived", "specexact": "fail", "equivalent": False,
+                    "detail": "mass on p = 0", "diff": ""},
+                   {"id": "m2", "operator": "residual-to-target", "location": "right:5",
+                    "line": 5, "tests": "killed", "specexact": "fail", "equivalent": False,
+                    "detail": "biased", "diff": ""}],
+               "scores": {}}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text(SAMPLERS)
+    document = build_document("mutate", payload, exit_code=1)
+    validate_document(document)
+    assert [(c["verdict"], c["rule"], c["location"]) for c in document["checks"]] == [
+        ("fail", "surviving-mutant", {"file": "s.py", "line": 3}),
+        ("pass", None, {"file": "s.py", "line": 5})]
+    from specexact.frontends.cli.main import build_parser
+
+    parsed = build_parser().parse_args(["mutate", "s.py:right", "--tests", "true",
+                                            "--format", "sarif"])
+    assert parsed.format == "sarif"

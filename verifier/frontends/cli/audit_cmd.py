@@ -177,4 +177,9 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
         out.write(result_human(result) + "\n")
         if semantics is not None:
             out.write(semantics + "\n")
-    return 0 if result.passed else 1
+    code = 0 if result.passed else 1
+    if getattr(args, "plot", None):
+        from specexact.frontends.cli.plot_option import write_witness_plot
+
+        code = write_witness_plot(result_json(result), args.plot, err, code)
+    return code

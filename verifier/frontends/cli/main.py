@@ -38,6 +38,7 @@ from specexact.frontends.cli.output import (
     settle_output,
     write_document,
 )
+from specexact.frontends.cli.plot_option import add_plot_option, check_plot_option
 from specexact.frontends.cli.progress import configure as configure_progress
 
 __all__ = ["build_parser", "main"]
@@ -170,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--json", action="store_true",
                        help="print one JSON object on stdout and nothing else")
     _add_float_options(audit)
+    add_plot_option(audit)
 
     prove = sub.add_parser(
         "prove", parents=common, help="prove a sampler exact over the whole simplex, symbolically",
@@ -195,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="judge the grid hazards (comparisons where '<' and '<=' differ "
                             "on a grid) with rng.random() on the K-bit grid (24: float32 "
                             "torch.rand): refuted when one puts mass on a token with p = 0")
+    add_plot_option(prove)
 
     explain = sub.add_parser("explain", parents=common,
                              help="a catalogue rule: why it is wrong, its witness")
@@ -369,7 +372,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
                               err=err, first=args.first, uniform_bits=args.uniform_bits,
-                              kind=args.kind, horizon=args.horizon)
+                              kind=args.kind, horizon=args.horizon, plot=args.plot)
         return code
     if args.command == "explain":
         from specexact.frontends.cli.catalogue_cmd import explain
@@ -415,6 +418,7 @@ def _settle(args: argparse.Namespace, arguments: Sequence[str]) -> None:
             if f"--{key}" not in args.given and key in defaults:
                 setattr(args, key, _int_at_least(str(defaults[key]), 0))
     settle_output(args, fmt=args.project.format, color=args.project.color)
+    check_plot_option(args)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:

@@ -19,7 +19,7 @@ __all__ = ["run_prove"]
 def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
               out: TextIO = sys.stdout, err: TextIO = sys.stderr, first: bool = False,
               uniform_bits: int | None = None, kind: str | None = None,
-              horizon: int | None = None) -> int:
+              horizon: int | None = None, plot: str | None = None) -> int:
     """Prove or refute ``target`` (``pkg.mod:fn`` or ``file.py:fn``) for every p, q on N tokens.
 
     A sampler ``fn(p, q, rng)`` is proved for every pair (p, q); a step
@@ -103,13 +103,18 @@ def run_prove(target: str, vocab_size: int, *, as_json: bool = False,
         _report(err, as_json, out, "error", target=target,
                         message=f"internal error {type(error).__name__}: {error}")
         return 2
+    data = {"target": target, **result.to_json(), "summary": result.summary()}
     if as_json:
-        json.dump({"target": target, **result.to_json(), "summary": result.summary()}, out,
-                  indent=2)
+        json.dump(data, out, indent=2)
         out.write("\n")
     else:
         print(result, file=out)
-    return 0 if result.proved else 1
+    code = 0 if result.proved else 1
+    if plot:
+        from specexact.frontends.cli.plot_option import write_witness_plot
+
+        code = write_witness_plot(data, plot, err, code)
+    return code
 
 
 def _report(err: TextIO, as_json: bool, out: TextIO, status: str, *, target: str,
