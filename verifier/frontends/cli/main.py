@@ -421,18 +421,17 @@ def _settle(args: argparse.Namespace, arguments: Sequence[str]) -> None:
     check_plot_option(args)
 
 
-def _wants_json(argv: Sequence[str]) -> bool:
-    return format_in_argv(argv) is not None
-
-
 def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: TextIO,
           args: argparse.Namespace | None = None, code: int = EXIT_ERROR,
           cause: BaseException | None = None) -> int:
     fmt = getattr(args, "format", None) or format_in_argv(argv)
     if fmt is not None and fmt != "text":
+        command = getattr(args, "command", None) or command_in_argv(argv)
         kind = getattr(args, "resolved_kind", None) or getattr(args, "kind", None)
+        # the audit's fields where the audit has them; every command: verdict and error
         data: dict[str, Any] = {"verdict": status, "kind": kind, "cases": 0,
-                                "counterexample": None, "error": message}
+                                "counterexample": None, "error": message} \
+            if command == "audit" else {"verdict": status, "error": message}
         if isinstance(cause, BudgetExceeded):
             # What was settled before the budget ran out, and where it stopped.
             data["budget"] = {"limit": cause.limit,
@@ -442,7 +441,6 @@ def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: T
                               else list(cause.path)}
         if getattr(args, "target", None):
             data["target"] = args.target  # type: ignore[union-attr]
-        command = getattr(args, "command", None) or command_in_argv(argv)
         if command == "prove":
             data["status"] = status
         write_document(out, fmt, command, data, code)
