@@ -29,6 +29,7 @@ __all__ = [
     "InvalidInput",
     "InvalidOutput",
     "MissingDependency",
+    "OutputUnwritable",
     "SamplerFailure",
     "SamplerRaised",
     "SpecexactError",
@@ -46,6 +47,11 @@ class SpecexactError(Exception):
 
 class InvalidInput(SpecexactError, ValueError):
     """The caller's input is malformed; the message says what is valid."""
+
+
+class OutputUnwritable(SpecexactError):
+    """A file the command was asked to write (``--plot FILE``) cannot be written there;
+    the command exits 3, as when the report itself cannot be written."""
 
 
 class InvalidDistribution(InvalidInput):

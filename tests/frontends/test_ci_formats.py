@@ -359,10 +359,11 @@ def test_plot_draws_the_witness_and_a_bad_path_stops_before_computing(tmp_path, 
     calls: list[Any] = []
     monkeypatch.setattr("specexact.frontends.cli.audit_cmd.audit_target",
                         lambda *a, **k: calls.append(a) or 0)
-    for bad, why in (("missing/w.png", "does not exist"), ("w.txt", "suffix"),
-                     (".", "is a folder")):
+    # a file that cannot be written is an output error (3), a wrong suffix a usage error
+    for bad, why, exit_code in (("missing/w.png", "does not exist", 3), ("w.txt", "suffix", 2),
+                                (".", "is a folder", 3)):
         code, out, err = run("audit", "s.py:resample_from_p", "--plot", bad)
-        assert code == 2 and why in err
+        assert (code, why in err) == (exit_code, True), err
     assert calls == []
 
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from specexact.errors import InvalidArgument, MissingDependency
+from specexact.errors import InvalidArgument, MissingDependency, OutputUnwritable
 
 __all__ = ["check_plot_path", "plot_witness", "pyplot", "witness_laws"]
 
@@ -31,24 +31,26 @@ def pyplot(purpose: str) -> Any:
 
 
 def check_plot_path(path: str, option: str = "--plot") -> None:
-    """A usage error, before anything is computed, when ``path`` cannot be written: its
-    folder is missing or read-only, it is a folder, or its suffix is not an image format;
-    and the install hint when matplotlib is missing."""
+    """Before anything is computed: :class:`OutputUnwritable` (exit 3) when ``path``
+    cannot be written (its folder is missing or read-only, it is a folder), a usage
+    error when its suffix is not an image format, and the install hint when matplotlib
+    is missing."""
     target = Path(path)
     if target.is_dir():
-        msg = f"{option} {path} is a folder; give a file name such as {path}/witness.png"
-        raise InvalidArgument(msg)
+        msg = (f"cannot write the plot {path}: it is a folder; give a file name such as "
+               f"{path}/witness.png")
+        raise OutputUnwritable(msg)
     if target.suffix.lower() not in SUFFIXES:
         msg = (f"{option} {path}: the file's suffix names its format; use one of "
                f"{', '.join(SUFFIXES)}")
         raise InvalidArgument(msg)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        msg = f"{option} {path}: the folder {folder} does not exist"
-        raise InvalidArgument(msg)
+        msg = f"cannot write the plot {path}: the folder {folder} does not exist"
+        raise OutputUnwritable(msg)
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        msg = f"{option} {path}: cannot write there (permission denied)"
-        raise InvalidArgument(msg)
+        msg = f"cannot write the plot {path}: permission denied"
+        raise OutputUnwritable(msg)
     pyplot(option)
 
 

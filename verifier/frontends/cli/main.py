@@ -23,6 +23,7 @@ from specexact.audit import TORCH_SIGNATURES, parse_integer, selectable_kinds
 from specexact.errors import (
     BudgetExceeded,
     InvalidInput,
+    OutputUnwritable,
     SamplerFailure,
     SpecexactError,
     Undecided,
@@ -46,6 +47,7 @@ __all__ = ["build_parser", "main"]
 EXIT_PASS = 0
 EXIT_VIOLATION = 1
 EXIT_ERROR = 2
+EXIT_OUTPUT = 3
 
 
 class UsageError(Exception):
@@ -543,6 +545,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         return fail(f"no verdict possible: {exc}", "undecided", cause=exc)
     except InvalidInput as exc:
         return fail(str(exc), "error")
+    except OutputUnwritable as exc:
+        return fail(str(exc), "error", EXIT_OUTPUT)
     except SamplerFailure as exc:
         return fail(f"the code under test failed: {exc}", "fail", EXIT_VIOLATION)
     except SpecexactError as exc:
