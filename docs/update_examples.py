@@ -22,7 +22,7 @@ What runs, by the language of each fenced block:
   page's working folder, with the ``specexact`` and ``python`` of this interpreter
   first on PATH; the lines up to the next ``$`` are its stdout and stderr together.
   ``$?`` is the exit status of the command before.
-* ``sh``, ``text``, ``ini``, ``toml``, ``json`` and MyST directives are shown, never
+* ``sh``, ``text``, ``ini``, ``toml``, ``json``, ``yaml`` and MyST directives are shown, never
   run; an ``sh`` block may not hold a ``$`` prompt (that is a console block).
 
 Trailing blank lines of an output are not part of it.  Each page runs in a fresh
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>`{3,}|~{3,})[ ]*(?P<info>[^`\s]*)[^`]*$")
 FILE_LINE = re.compile(r"^# (?P<name>[\w./-]+\.py)\s*$")
 RUN = ("python", "pycon", "console")
-SHOWN = ("sh", "text", "ini", "toml", "json", "")
+SHOWN = ("sh", "text", "ini", "toml", "json", "yaml", "")
 COMMAND_TIMEOUT_S = 300
 
 

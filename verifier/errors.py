@@ -59,7 +59,8 @@ class InvalidArgument(InvalidInput):
 
 class OutputUnwritable(SpecexactError, OSError):
     """A file the command was asked to write (a ``--plot`` path) cannot be written there;
-    the command checks before it computes anything."""
+    the command checks before it computes anything, and exits 3, as when the report itself
+    cannot be written."""
 
 
 class MissingDependency(SpecexactError, ImportError):
@@ -67,7 +68,7 @@ class MissingDependency(SpecexactError, ImportError):
 
     #: The extra of specexact that installs each optional package.
     EXTRAS: ClassVar[dict[str, str]] = {"numpy": "stats", "scipy": "stats", "torch": "torch",
-                                        "matplotlib": "notebooks", "libcst": "mutate"}
+                                        "matplotlib": "plot", "libcst": "mutate"}
 
     @classmethod
     def of(cls, package: str, purpose: str) -> MissingDependency:

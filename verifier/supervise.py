@@ -272,13 +272,27 @@ def tampered(before: _Snapshot) -> str | None:
 
 
 def _undecided_report(argv: Sequence[str], message: str) -> str:
-    """Say ``message`` (UNDECIDED) on stderr; the report for stdout: with ``--json`` the
-    one JSON object every outcome prints, else nothing."""
+    """Say ``message`` (UNDECIDED) on stderr; the report for stdout: with a machine format
+    (``--json``, ``--format sarif``, ...) the report document of a run without a report, so
+    that CI still reads one object, a SARIF log, ...; else nothing."""
+    from specexact.frontends.cli.output import (
+        command_in_argv,
+        format_in_argv,
+        write_document,
+    )
+
     sys.stderr.write(f"specexact: undecided: {message}\n")
-    if "--json" not in argv:
+    fmt = format_in_argv(argv)
+    if fmt is None:
         return ""
-    return json.dumps({"verdict": "undecided", "kind": None, "cases": 0,
-                       "counterexample": None, "error": message}) + "\n"
+    text = io.StringIO()
+    payload: dict[str, Any] = {"verdict": "undecided", "kind": None, "cases": 0,
+                               "counterexample": None, "error": message}
+    command = command_in_argv(argv)
+    if command == "prove":
+        payload["status"] = "undecided"
+    write_document(text, fmt, command, payload, _UNDECIDED)
+    return text.getvalue()
 
 
 def _tamper_report(argv: Sequence[str], where: str) -> str:

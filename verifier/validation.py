@@ -15,8 +15,10 @@ numpy code hands over); floats with an integral value are not.
 
 from __future__ import annotations
 
+import difflib
 import operator
 import os
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, NoReturn
 
@@ -25,6 +27,7 @@ from specexact.errors import InvalidArgument, OutputUnwritable
 __all__ = [
     "check_choice",
     "check_integer",
+    "check_keys",
     "check_optional_integer",
     "check_output_path",
     "check_positive_number",
@@ -135,3 +138,19 @@ def check_output_path(path: str, name: str) -> str:
         msg = f"cannot write {name} {path}: {why}; give a path in a writable folder"
         raise OutputUnwritable(msg)
     return path
+
+
+def check_keys(mapping: Mapping[str, Any], name: str, valid: Iterable[str]) -> None:
+    """Refuse the keys of ``mapping`` (a configuration table called ``name``) that are not
+    in ``valid``, naming each with its nearest valid key and listing the valid ones."""
+    allowed = sorted(valid)
+    unknown = [key for key in mapping if key not in allowed]
+    if not unknown:
+        return
+    parts = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key), allowed, n=1)
+        parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    msg = (f"{name}: unknown key{'s' * (len(unknown) != 1)} {', '.join(parts)}; "
+           f"valid keys: {', '.join(allowed)}")
+    raise InvalidArgument(msg)

@@ -472,8 +472,8 @@ def test_catalogue_lists_every_rule():
         assert entry.name in out
     code, data = run_json("catalogue")
     assert code == 0
-    assert [e["name"] for e in data] == [e.name for e in catalogue()]
-    for item in data:
+    assert [e["name"] for e in data["rules"]] == [e.name for e in catalogue()]
+    for item in data["rules"]:
         # A batch entry's witness is found by the audit (the smallest failing panel case).
         assert item["lossless"] == (item["witness"] is None) or item["lossy_by_design"] \
             or item["kind"] == "batch"

@@ -130,11 +130,18 @@ def test_timeouts_count_as_killed_errors_do_not_and_an_unwritable_plot_exits_3(p
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
     code, out, err = run_cli("mutate", "sampler.py:textbook", "--tests", command,
                              "--operators", "lt-to-le,ratio-to-one", "--timeout", "5",
-                             "--audit", FAST_AUDIT, "--json",
-                             "--plot", str(project / "missing" / "plot.png"))
-    assert code == 3 and "cannot write the plot" in err, err
+                             "--audit", FAST_AUDIT, "--json")
+    assert code == 1, err
     data = json.loads(out)
     assert [(m["id"], m["tests"], m["specexact"]) for m in data["mutants"]] == [
         ("M1", "timeout", "fail"), ("M2", "error", "fail")]
     assert data["scores"]["tests"] == {"numerator": 1, "denominator": 2, "score": "1/2"}
     assert data["survivors"] == ["M2"]
+    # a plot that cannot be written is an output error (3) before any mutant runs
+    code, out, err = run_cli("mutate", "sampler.py:textbook", "--tests", command,
+                             "--operators", "lt-to-le,ratio-to-one", "--timeout", "5",
+                             "--audit", FAST_AUDIT, "--json",
+                             "--plot", str(project / "missing" / "plot.png"))
+    assert code == 3 and "cannot write --plot" in err, err
+    data = json.loads(out)
+    assert data["verdict"] == "error" and "mutants" not in data

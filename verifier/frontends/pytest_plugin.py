@@ -17,6 +17,11 @@
   :class:`~specexact.mutation.MutationReport`; ``report.assert_killed()`` fails the
   test with the table of mutants when one survives.  The fixture skips the test
   inside a mutation run of its own, so the command may include it.
+* ``[tool.specexact]`` in the project's ``pyproject.toml`` (the table the command
+  reads): its ``seed``, ``examples``, ``vocab-sizes`` and ``horizon`` are the
+  assertions' defaults when neither the command line nor the ini file sets them, and
+  ``--specexact-targets`` adds one test item per configured target, audited as
+  ``specexact audit`` would (in the test process), failing with the report.
 * ``assert law == p`` on a :class:`~specexact.Distribution` shows an exact
   per-token diff; like the witness tables of failed assertions, it leaves
   out identical outcomes beyond the first few unless pytest runs with ``-vv``.
@@ -24,6 +29,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Generator, Hashable, Mapping
 from fractions import Fraction
@@ -55,8 +61,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="vocabulary sizes (default 2..5 for samplers, 2..3 for steps)")
     group.addoption("--specexact-horizon", type=int, default=None, metavar="N",
                     help="horizon of step assertions (default 3)")
+    group.addoption("--specexact-targets", action="store_true", default=False,
+                    help="add one test per target of [tool.specexact] in pyproject.toml, "
+                         "audited as 'specexact audit' would")
     for name, text in _INI.items():
         parser.addini(name, text, default=None)
+
+
+def _project(config: pytest.Config) -> Any:
+    """The ``[tool.specexact]`` table above pytest's rootdir (a usage error when bad)."""
+    from specexact.frontends.cli.main import build_parser
+    from specexact.frontends.cli.project_cmd import config_keys
+    from specexact.frontends.config import find_config
+
+    try:
+        return find_config(config.rootpath, valid=config_keys(build_parser()))
+    except InvalidArgument as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _int_setting(config: pytest.Config, name: str, minimum: int = 0) -> int | None:
@@ -64,6 +85,8 @@ def _int_setting(config: pytest.Config, name: str, minimum: int = 0) -> int | No
     if value is None:
         raw = config.getini(name)
         if raw in (None, "", []):
+            raw = _project(config).defaults.get(name.removeprefix("specexact_"))
+        if raw is None:
             return None
         value = str(raw).strip()
     try:
@@ -79,7 +102,10 @@ def _session_options(config: pytest.Config) -> dict[str, Any]:
         "seed": _int_setting(config, "specexact_seed"),
         "horizon": _int_setting(config, "specexact_horizon", minimum=1),
     }
-    sizes = config.getoption("--specexact-vocab-sizes") or config.getini("specexact_vocab_sizes")
+    sizes = config.getoption("--specexact-vocab-sizes") or config.getini("specexact_vocab_sizes") \
+        or _project(config).defaults.get("vocab-sizes")
+    if isinstance(sizes, list) and len(sizes) == 2:
+        sizes = f"{sizes[0]}..{sizes[1]}"
     if sizes:
         try:
             options["vocab_sizes"] = parse_vocab_sizes(str(sizes))
@@ -154,6 +180,64 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         return
     with assertions.option_defaults(**overrides):
         yield
+
+
+class TargetAuditFailed(Exception):
+    """A configured target's audit did not pass: its report and exit code."""
+
+    def __init__(self, code: int, report: str) -> None:
+        super().__init__(report)
+        self.code = code
+        self.report = report
+
+
+class SpecexactTarget(pytest.Item):
+    """One target of ``[tool.specexact]``, audited as ``specexact audit`` would."""
+
+    def __init__(self, *, argv: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.argv = argv
+
+    def runtest(self) -> None:
+        from specexact.frontends.cli.main import main
+
+        out, err = io.StringIO(), io.StringIO()
+        code = main([*self.argv, "-q"], out=out, err=err)
+        if code != 0:
+            raise TargetAuditFailed(code, out.getvalue() + err.getvalue())
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, TargetAuditFailed):
+            what = {1: "FAIL", 2: "no verdict (exit 2)"}.get(excinfo.value.code,
+                                                             f"exit {excinfo.value.code}")
+            return f"specexact audit {' '.join(self.argv[1:])}: {what}\n{excinfo.value.report}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        from specexact.frontends.targets import target_location
+
+        found = target_location(self.argv[1])
+        if found is None:
+            return self.path, None, f"specexact audit {self.argv[1]}"
+        return found[0], found[1] - 1, f"specexact audit {self.argv[1]}"
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    if not config.getoption("--specexact-targets"):
+        return
+    from specexact.frontends.config import target_argv
+
+    project = _project(config)
+    if not project.targets:
+        msg = (f"--specexact-targets: no targets in [tool.specexact] (looked from "
+               f"{config.rootpath} upwards for a pyproject.toml with the table)")
+        raise pytest.UsageError(msg)
+    for i, item in enumerate(project.targets):
+        argv = target_argv(project, i)
+        items.append(SpecexactTarget.from_parent(session, name=f"{item['target']}[{i}]",
+                                                 argv=argv))
 
 
 @pytest.fixture

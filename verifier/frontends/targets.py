@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib
 import importlib.util
@@ -13,7 +14,7 @@ from typing import Any
 
 from specexact.errors import InvalidArgument
 
-__all__ = ["article", "load_target"]
+__all__ = ["article", "load_target", "target_location"]
 
 #: Import names before specexact installed as one package; a target spelt the old way is
 #: still found (with a FutureWarning) when no module of that name exists.
@@ -100,3 +101,58 @@ def load_target(target: str) -> Callable[..., Any]:
 def article(noun: str) -> str:
     """``noun`` with its indefinite article: "an int", "a float"."""
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _module_file(spec: str) -> Path | None:
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        return Path(spec)
+    module = sys.modules.get(spec)
+    file = getattr(module, "__file__", None)
+    if file is None:
+        try:
+            found = importlib.util.find_spec(spec)
+        except (ImportError, ValueError):
+            return None
+        file = None if found is None else found.origin
+    return None if file is None or not str(file).endswith(".py") else Path(file)
+
+
+def _definition_line(tree: ast.Module, parts: list[str]) -> int | None:
+    """The line of ``a.b.c``'s ``def`` (or ``class``, or assignment) in ``tree``."""
+    body: list[ast.stmt] = tree.body
+    line: int | None = None
+    for part in parts:
+        line = None
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and node.name == part:
+                line, body = node.lineno, node.body
+            elif isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == part for t in node.targets):
+                line, body = node.lineno, []
+        if line is None:
+            return None
+    return line
+
+
+def target_location(target: str) -> tuple[str, int] | None:
+    """Where ``target`` (``file.py:fn`` or ``pkg.module:fn``) is defined: its file, relative
+    to the current directory when inside it (``/``-separated), and the line of its ``def``;
+    None when the source cannot be found.  The file is parsed, never imported."""
+    module_part, sep, attr = target.rpartition(":")
+    if not sep or not module_part or not attr:
+        return None
+    path = _module_file(module_part)
+    if path is None or not path.is_file():
+        return None
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    line = _definition_line(tree, attr.split(".")) or 1
+    resolved = path.resolve()
+    try:
+        shown = resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = resolved.as_posix()
+    return shown, line

@@ -184,7 +184,12 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
             out.writelines(line + "\n" for line in _dtype_rows_lines(result, code))
         if semantics is not None:
             out.write(semantics + "\n")
-    return 0 if result.passed else 1
+    exit_code = 0 if result.passed else 1
+    if getattr(args, "plot", None):
+        from specexact.frontends.cli.plot_option import write_witness_plot
+
+        exit_code = write_witness_plot(result_json(result), args.plot, err, exit_code)
+    return exit_code
 
 
 def _rows(witness: Any, code: TorchCode) -> tuple[Any, Any] | None:

@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import difflib
 import importlib.metadata
-import json
+import io
 import os
 import re
 import signal
@@ -33,9 +33,19 @@ from specexact.errors import (
     Undecided,
 )
 from specexact.frontends.cli.flags import statistical_flags_given
+from specexact.frontends.cli.output import (
+    add_output_options,
+    colour_error,
+    colour_in_argv,
+    colour_report,
+    command_in_argv,
+    format_in_argv,
+    settle_output,
+    write_document,
+)
 from specexact.frontends.cli.parallel import add_parallel_options, catalogue_jobs, parallel_audit
+from specexact.frontends.cli.plot_option import add_plot_option, check_plot_option
 from specexact.frontends.cli.progress import configure as configure_progress
-from specexact.validation import check_output_path
 
 __all__ = ["build_parser", "main"]
 
@@ -86,6 +96,7 @@ def _common_options() -> _Parser:
     common.add_argument("--max-seconds", type=_positive_seconds, metavar="S",
                         help="time limit of the whole run, any command or mode: past it the "
                              "run is stopped and there is no verdict (exit 2) (default: none)")
+    add_output_options(common)
     return common
 
 
@@ -110,8 +121,9 @@ A sampler is fn(p, q, rng) -> token; a step is fn(target, draft, prefix, rng) ->
 tokens.  The kind is read from the signature unless --kind is given; a step whose draft
 has another vocabulary (judged on the law of text) is recognised by its code reading
 model.vocab, or named with --kind cross-vocab.
-Without TARGET, every rule of the bundled catalogue is audited and compared with its
-expected verdict.
+Without TARGET, the targets listed in [tool.specexact] (pyproject.toml) are audited;
+when there are none, every rule of the bundled catalogue is audited and compared with
+its expected verdict.
 exit codes: 0 no violation found, 1 violation found, 2 usage error or no verdict possible,
 3 output error (the report or plot cannot be written), 130/143 interrupted (SIGINT/SIGTERM)
 """
@@ -165,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--json", action="store_true",
                        help="print one JSON object on stdout and nothing else")
     _add_float_options(audit)
+    add_plot_option(audit)
 
     prove = sub.add_parser(
         "prove", parents=common, help="prove a sampler exact over the whole simplex, symbolically",
@@ -191,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="judge the grid hazards (comparisons where '<' and '<=' differ "
                             "on a grid) with rng.random() on the K-bit grid (24: float32 "
                             "torch.rand): refuted when one puts mass on a token with p = 0")
+    add_plot_option(prove)
 
     explain = sub.add_parser("explain", parents=common,
                              help="a catalogue rule: why it is wrong, its witness")
@@ -343,15 +357,19 @@ def _check_catalogue_options(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if getattr(args, "plot", None):
-        check_output_path(args.plot, "--plot")  # before the computing, not after it
     if args.command == "audit":
         if args.target is None:
             from specexact.frontends.cli.catalogue_cmd import audit_catalogue
 
+            if args.project.targets:
+                return _audit_configured(args, out, err)
             _check_catalogue_options(args)
-
-            with parallel_audit(args, catalogue_jobs()) as executor:
+            if not args.quiet:
+                err.write("specexact: no targets configured in [tool.specexact] "
+                          "(pyproject.toml); auditing the bundled catalogue\n")
+            default_jobs = args.project.jobs if args.project.jobs is not None \
+                else catalogue_jobs()
+            with parallel_audit(args, default_jobs) as executor:
                 return audit_catalogue(as_json=args.json, executor=executor,
                                        examples=args.examples, seed=args.seed, out=out,
                                        err=err)
@@ -363,7 +381,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         code: int = run_prove(args.target, args.vocab_size, as_json=args.json, out=out,
                               err=err, first=args.first, uniform_bits=args.uniform_bits,
-                              kind=args.kind, horizon=args.horizon)
+                              kind=args.kind, horizon=args.horizon, plot=args.plot)
         return code
     if args.command == "explain":
         from specexact.frontends.cli.catalogue_cmd import explain
@@ -385,17 +403,44 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     raise UsageError(msg)
 
 
-def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in argv
+def _audit_configured(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from specexact.frontends.cli.audit_cmd import audit_target
+    from specexact.frontends.cli.project_cmd import audit_configured
+
+    return audit_configured(args.project, args.given, parser=build_parser,
+                            settle=_settle_floats, run_one=lambda a, o, e: audit_target(
+                                a, out=o, err=e),
+                            out=out, err=err, machine=args.json, quiet=args.quiet)
+
+
+def _settle(args: argparse.Namespace, arguments: Sequence[str]) -> None:
+    """Read the project's [tool.specexact] table; settle --floats and the output format."""
+    from specexact.frontends.cli.project_cmd import project_config
+
+    _settle_floats(args)
+    args.project = project_config(build_parser())
+    # the options typed after the command (they win over the table)
+    args.given = list(arguments[arguments.index(args.command) + 1:])
+    if args.command == "audit" and args.target is None and not args.project.targets:
+        defaults = args.project.defaults
+        for key in ("seed", "examples"):
+            if f"--{key}" not in args.given and key in defaults:
+                setattr(args, key, _int_at_least(str(defaults[key]), 0))
+    settle_output(args, fmt=args.project.format, color=args.project.color)
+    check_plot_option(args)
 
 
 def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: TextIO,
           args: argparse.Namespace | None = None, code: int = EXIT_ERROR,
           cause: BaseException | None = None) -> int:
-    if _wants_json(argv):
+    fmt = getattr(args, "format", None) or format_in_argv(argv)
+    if fmt is not None and fmt != "text":
+        command = getattr(args, "command", None) or command_in_argv(argv)
         kind = getattr(args, "resolved_kind", None) or getattr(args, "kind", None)
+        # the audit's fields where the audit has them; every command: verdict and error
         data: dict[str, Any] = {"verdict": status, "kind": kind, "cases": 0,
-                                "counterexample": None, "error": message}
+                                "counterexample": None, "error": message} \
+            if command == "audit" else {"verdict": status, "error": message}
         if isinstance(cause, BudgetExceeded):
             # What was settled before the budget ran out, and where it stopped.
             data["budget"] = {"limit": cause.limit,
@@ -405,9 +450,13 @@ def _fail(message: str, *, status: str, argv: Sequence[str], out: TextIO, err: T
                               else list(cause.path)}
         if getattr(args, "target", None):
             data["target"] = args.target  # type: ignore[union-attr]
-        json.dump(data, out)
-        out.write("\n")
-    err.write(f"specexact: {'error' if status == 'error' else status}: {message}\n")
+        if command == "prove":
+            data["status"] = status
+        write_document(out, fmt, command, data, code)
+    line = f"specexact: {'error' if status == 'error' else status}: {message}\n"
+    colour = getattr(args, "colour", None)
+    err.write(colour_error(line) if (colour_in_argv(argv) if colour is None else colour)
+              else line)
     return code
 
 
@@ -490,7 +539,7 @@ def _main(arguments: list[str], stdout: TextIO, stderr: TextIO,
             args = build_parser().parse_args(arguments)
         except SystemExit as exc:  # --help
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-        _settle_floats(args)
+        _settle(args, arguments)
         configure_progress(quiet=args.quiet, verbose=args.verbose)
         try:
             # With --json, stdout holds one JSON object: anything else printed while
@@ -498,8 +547,15 @@ def _main(arguments: list[str], stdout: TextIO, stderr: TextIO,
             # stderr.  The report itself is written to ``stdout``, captured above.
             quiet = contextlib.redirect_stdout(stderr) if args.json \
                 else contextlib.nullcontext()
+            report = io.StringIO()
             with quiet:
-                return _run(args, stdout, stderr)
+                code = _run(args, report, stderr)
+            if args.format != "text":
+                write_document(stdout, args.format, args.command, report.getvalue(), code)
+            else:
+                stdout.write(colour_report(report.getvalue()) if args.colour
+                             else report.getvalue())
+            return code
         except SystemExit as exc:
             # Only the code under test can get here: its exit must never read as a pass.
             msg = f"the code under test called sys.exit({exc.code!r}) instead of returning"

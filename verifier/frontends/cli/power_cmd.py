@@ -294,7 +294,7 @@ def _plot(rules: list[dict[str, Any]], entries: list[Any], o: _Options, path: st
     grid = [n for n in _PLOT_GRID if n <= max(10 * max(o.samples), 10 ** 5)]
     cols = math.ceil(math.sqrt(len(o.tests)))
     rows = -(-len(o.tests) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols + 3.2, 3.4 * rows),
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows),
                              squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax in flat[len(o.tests):]:
@@ -314,10 +314,16 @@ def _plot(rules: list[dict[str, Any]], entries: list[Any], o: _Options, path: st
         ax.set_title(f"{test} (at each rule's largest bug)", fontsize=9)
         ax.set_xlabel("draws N")
         ax.set_ylabel("P(test flags the bug)")
+    # The legend under the panels, in as many columns as fit: no empty margin beside them.
     handles, labels = flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center right", fontsize=6, frameon=False)
-    width = 4.4 * cols + 3.2
-    fig.tight_layout(rect=(0, 0, 1 - 3.0 / width, 1))
+    longest = max((len(label) for label in labels), default=1)
+    ncol = max(1, min(len(labels), int(4.4 * cols / (0.05 * longest + 0.45))))
+    legend_rows = -(-len(labels) // ncol)
+    height = 3.4 * rows + 0.15 + 0.115 * legend_rows
+    fig.set_size_inches(4.4 * cols, height)
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=6, frameon=False,
+               borderaxespad=0.2, columnspacing=1.0, handlelength=1.5)
+    fig.tight_layout(rect=(0, (0.15 + 0.115 * legend_rows) / height, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
