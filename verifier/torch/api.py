@@ -40,6 +40,7 @@ from specexact.floats.check import Finding, FloatVerdict, grid_tolerance, law_fi
 from specexact.numbers import ZERO, as_distribution
 from specexact.torch.mode import session
 from specexact.torch.realops import from_real
+from specexact.torch.rows import dtype_rows, stored_value, torch_dtype
 from specexact.torch.session import UniformMode, default_semantics
 from specexact.torch.tensor import (
     FLOAT_FORMATS,
@@ -48,7 +49,6 @@ from specexact.torch.tensor import (
     as_exact,
     make,
     read_scalar,
-    stored,
 )
 from specexact.torch.unwrap import positional_arity, unwrap
 from specexact.torch.values import Semantics
@@ -65,16 +65,6 @@ __all__ = [
     "torch_dtype",
     "torch_output_distribution",
 ]
-
-
-def torch_dtype(dtype: Any) -> torch.dtype:
-    """``"float32"`` (or a torch float dtype) as the torch dtype, validated."""
-    tdtype = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
-    if not isinstance(tdtype, torch.dtype) or tdtype not in GRID_BITS:
-        msg = (f"dtype={dtype!r} is not a supported torch float dtype; valid: 'float32', "
-               "'float64', 'float16', 'bfloat16'")
-        raise InvalidArgument(msg)
-    return tdtype
 
 
 def check_uniform(uniform: Any) -> UniformMode:
@@ -124,25 +114,6 @@ def log_rows(rows: Sequence[Sequence[Any]], dtype: torch.dtype) -> ExactTensor:
         real = torch.tensor([[float(x) for x in row] for row in stored_rows],
                             dtype=torch.float64).to(dtype).log().unsqueeze(0)
     return from_real(real, "log of a row")
-
-
-def dtype_rows(values: Sequence[Fraction], dtype: torch.dtype, name: str
-               ) -> tuple[Fraction, ...]:
-    """Each exact value rounded to ``dtype`` as torch stores it (a row that need not
-    sum to 1: its law is its own normalisation)."""
-    out = tuple(_stored_value(v, dtype) for v in values)
-    if not any(out):
-        msg = f"{name} rounds to all zeros in {dtype}"
-        raise InvalidArgument(msg)
-    return out
-
-
-def _stored_value(v: Fraction, dtype: torch.dtype) -> Fraction:
-    x = stored(Fraction(v), dtype)
-    if not isinstance(x, Fraction):
-        msg = f"probability {v} overflows {dtype}"
-        raise InvalidArgument(msg)
-    return x
 
 
 def softmax_rows(values: Sequence[Any], dtype: Any = "float32",
@@ -411,8 +382,8 @@ def as_rng_sampler(fn: Callable[..., Any], *, dtype: Any = "float32",
         generators = (torch.Generator(),) if takes_generator else ()
         prow, qrow = list(p), list(q)
         if sem == "dtype":
-            prow = [_stored_value(Fraction(x), tdtype) for x in prow]
-            qrow = [_stored_value(Fraction(x), tdtype) for x in qrow]
+            prow = [stored_value(Fraction(x), tdtype) for x in prow]
+            qrow = [stored_value(Fraction(x), tdtype) for x in qrow]
         with session(rng, mode, generators, sem):
             args: list[Any] = [_vector(prow, tdtype), _vector(qrow, tdtype), *generators]
             return emitted(_call(inner, args))

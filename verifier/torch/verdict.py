@@ -23,6 +23,7 @@ import torch
 
 from specexact.distribution import Distribution
 from specexact.floats.check import Finding, FloatVerdict
+from specexact.torch.rows import dtype_rows, torch_dtype
 
 __all__ = ["CLASSES", "TorchVerdict", "classify", "dtype_witness_rows"]
 
@@ -73,8 +74,6 @@ def dtype_witness_rows(p: Sequence[Fraction], q: Sequence[Fraction], dtype: str
                        ) -> tuple[dict[str, Any], dict[str, Any]]:
     """An exact witness's p and q as a dtype run receives them: the values (as Python
     floats, exact for every torch float dtype), their sum, and a line of text."""
-    from specexact.torch.api import dtype_rows, torch_dtype
-
     tdtype = torch_dtype(dtype)
     out = []
     for name, row in (("p", p), ("q", q)):
