@@ -17,9 +17,8 @@ function, a strategy, a shrinker and a score.  The run ends with an
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, final
 
@@ -28,6 +27,7 @@ from hypothesis import HealthCheck, Verbosity, given
 from hypothesis import settings as Settings
 from hypothesis.database import ExampleDatabase
 
+from specexact.collect import Collector
 from specexact.errors import BudgetExceeded, Undecided
 from specexact.exact.verdict import support_finding
 from specexact.validation import check_integer
@@ -139,11 +139,10 @@ class ExactOnly:
 
 
 #: Where :func:`with_variants` records exact-only cases; None: no classification.
-_exact_only: ContextVar[list[ExactOnly] | None] = ContextVar("exact_only", default=None)
+_exact_only: Collector[ExactOnly] = Collector("specexact_exact_only")
 
 
-@contextmanager
-def classifying() -> Iterator[list[ExactOnly]]:
+def classifying() -> AbstractContextManager[list[ExactOnly]]:
     """Classify findings against the faithful variants while the block runs.
 
     Inside it the variants of :func:`with_variants` are taken as the code's
@@ -151,12 +150,7 @@ def classifying() -> Iterator[list[ExactOnly]]:
     crash that every variant is clean of is *exact-only*, a passing case,
     appended (in search order) to the list this yields.
     """
-    found: list[ExactOnly] = []
-    token = _exact_only.set(found)
-    try:
-        yield found
-    finally:
-        _exact_only.reset(token)
+    return _exact_only.collecting()
 
 
 def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], Any]]
@@ -175,7 +169,7 @@ def with_variants(check: Callable[[C], Any], variants: Sequence[Callable[[C], An
     def checked(case: C) -> Any:
         verdict = check(case)
         if not verdict.passed:
-            notes = _exact_only.get()
+            notes = _exact_only.current()
             if notes is not None:
                 others = [variant(case) for variant in variants]
                 # the dtype run's law is the target's exactly, or the exact finding is

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from specexact.frontends.cli import main
 from tests.helpers import run_cli as run
+from tests.helpers import run_cli_json
 
 SOURCE = '''
 import torch
@@ -152,9 +152,8 @@ def chain(ids, draft_probs, target_probs):
 
 def test_default_audit_sees_the_float32_zero_of_torch_rand(module: Path) -> None:
     """``u <= p/q`` accepts a p = 0 token when torch.rand returns exactly 0 (2**-24)."""
-    code, out, _ = run("audit", f"{module}:inclusive", "--torch", "--json")
+    code, report = run_cli_json("audit", f"{module}:inclusive", "--torch")
     assert code == 1
-    report = json.loads(out)
     assert report["verdict"] == "fail"
     witness = report["counterexample"]
     p = [Fraction(x) for x in witness["p"]]

@@ -15,16 +15,16 @@ import contextlib
 import math
 import numbers
 import operator
-from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
+from specexact.collect import Collector
 from specexact.errors import MissingDependency
 
 __all__ = ["ExactScalar", "exact_inputs", "float_casts", "numpy_module", "torch_module"]
 
-_CASTS: ContextVar[list[str] | None] = ContextVar("specexact_float_casts", default=None)
+_CASTS: Collector[str] = Collector("specexact_float_casts")
 
 
 def numpy_module(purpose: str) -> Any:
@@ -46,15 +46,9 @@ def torch_module(purpose: str) -> Any:
     return torch
 
 
-@contextlib.contextmanager
-def float_casts() -> Iterator[list[str]]:
+def float_casts() -> contextlib.AbstractContextManager[list[str]]:
     """Collect, in a list, every conversion of an :class:`ExactScalar` to float."""
-    log: list[str] = []
-    token = _CASTS.set(log)
-    try:
-        yield log
-    finally:
-        _CASTS.reset(token)
+    return _CASTS.collecting()
 
 
 def _operand(other: Any) -> Any:
@@ -119,7 +113,7 @@ class ExactScalar(Fraction):
         return value
 
     def __float__(self) -> float:
-        log = _CASTS.get()
+        log = _CASTS.current()
         if log is not None and len(log) < 20:
             log.append(f"float({self})")
         return self.numerator / self.denominator
