@@ -67,7 +67,8 @@ class MissingDependency(SpecexactError, ImportError):
     """An optional dependency (numpy, scipy, torch) needed for this mode is not installed."""
 
     #: The extra of specexact that installs each optional package.
-    EXTRAS: ClassVar[dict[str, str]] = {"numpy": "stats", "scipy": "stats", "torch": "torch",
+    EXTRAS: ClassVar[dict[str, str]] = {"numpy": "stats", "scipy": "stats",
+                                        "statsmodels": "stats", "torch": "torch",
                                         "matplotlib": "plot", "libcst": "mutate"}
 
     @classmethod

@@ -163,6 +163,55 @@ def test_a_crash_is_a_failure_with_its_message() -> None:
     assert result.rejected and result.crash == "ZeroDivisionError: empty residual"
 
 
+def test_rules_written_for_the_exact_rng_run_statistically_unchanged() -> None:
+    # Before: the rng was a bare numpy Generator, so the catalogue's textbook rule
+    # (rng.categorical) raised AttributeError on every draw: a false "FAIL 16 of 16".
+    from specexact.counterexamples import samplers
+
+    for correct in (samplers.textbook, samplers.textbook_bernoulli):
+        report = statistical_audit(correct, samples=FAST, seed=0)
+        assert report.verdict == "pass", report.format()
+    biased = statistical_audit(samplers.naive_resample, samples=FAST, seed=0)
+    assert biased.verdict == "fail"
+    assert all(r.crash is None for r in biased.cases)
+
+
+def test_the_rng_is_a_numpy_generator_with_the_exact_protocol() -> None:
+    from specexact.statistical import statistical_random
+
+    rng = statistical_random(3)
+    assert isinstance(rng, np.random.Generator)
+    plain = np.random.Generator(np.random.PCG64(3))
+    assert rng.random() == plain.random()  # the same stream: reports do not move
+    counts = [0, 0, 0]
+    for _ in range(3000):
+        counts[rng.categorical([Fraction(1, 6), Fraction(0), Fraction(5, 6)])] += 1
+    assert counts[1] == 0 and 400 < counts[0] < 600
+    assert rng.bernoulli(0) is False and rng.bernoulli(Fraction(1)) is True
+    with pytest.raises(ValueError, match="not all zero"):
+        rng.categorical([0, 0])
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        rng.bernoulli(2)
+
+
+def test_a_method_the_rng_lacks_is_a_usage_error_naming_the_valid_ones() -> None:
+    def uses_torch_style(p: Any, q: Any, rng: Any) -> int:
+        return int(rng.multinomial_sample(q))
+
+    with pytest.raises(InvalidArgument, match=r"rng\.multinomial_sample.*categorical"):
+        statistical_audit(uses_torch_style, samples=10, seed=0)
+
+
+def test_a_crashing_sampler_is_named_as_crashing_in_the_headline() -> None:
+    def crashes(p: Any, q: Any, rng: Any) -> int:
+        raise RuntimeError("boom")
+
+    report = statistical_audit(crashes, samples=10, seed=0)
+    assert report.format().splitlines()[0] == (
+        f"FAIL (statistical): the sampler raised on {len(report.cases)} of "
+        f"{len(report.cases)} cases")
+
+
 # -- the decision rule ------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ exact; exact modes live in :mod:`specexact.exact`, :mod:`specexact.floats`,
 
 from __future__ import annotations
 
-from specexact.statistical.audit import StatisticalReport, statistical_audit
+from specexact.statistical.audit import StatisticalReport, statistical_audit, statistical_random
 from specexact.statistical.batched import batched_statistical_audit
 from specexact.statistical.batched_chain import batched_chain_audit
 from specexact.statistical.power import NeededSamples, Power, samples_needed, test_power
@@ -25,6 +25,7 @@ __all__ = [
     "batched_statistical_audit",
     "samples_needed",
     "statistical_audit",
+    "statistical_random",
     "test_power",
     "torch_sampler",
 ]

@@ -1,7 +1,8 @@
 """Black-box statistical audit, for samplers that use their own randomness.
 
 The sampler is called as ``fn(p, q, rng)`` with numpy float64 arrays and a
-``numpy.random.Generator``, many times on each case of a panel (edge cases
+``numpy.random.Generator`` that also has specexact's ``categorical`` and
+``bernoulli`` (:func:`statistical_random`), many times on each case of a panel (edge cases
 plus generated pairs).  Its empirical counts are compared with the exact p:
 
 * any draw on a token with p = 0, any id outside the vocabulary, any
@@ -48,6 +49,7 @@ __all__ = [
     "require_module",
     "scipy_stats",
     "statistical_audit",
+    "statistical_random",
 ]
 
 #: Draws per case: enough to detect a TV of about 0.02 with 99% power on the
@@ -250,8 +252,12 @@ class StatisticalReport:
             head = (f"PASS (statistical): no bias detected at TV >= {worst:.3g} with 99% "
                     "power on every case (a statistical bound, not a proof of exactness)")
         else:
-            head = (f"FAIL (statistical): {len(self.failures)} of {len(self.cases)} cases "
-                    "deviate from p")
+            crashed = sum(1 for c in self.failures if c.crash is not None)
+            deviate = len(self.failures) - crashed
+            parts = ([f"{deviate} of {len(self.cases)} cases deviate from p"] if deviate
+                     else []) + ([f"the sampler raised on {crashed} of {len(self.cases)} "
+                                  "cases"] if crashed else [])
+            head = "FAIL (statistical): " + "; ".join(parts)
         lines = [head, f"  {self.mode}: {len(self.cases)} cases x {self.samples} draws, "
                        f"seed {self.seed}, "
                        f"family-wise false-positive rate {float(self.alpha):.3g} (Holm)"]
@@ -340,14 +346,20 @@ def _pooled(counts: Sequence[int], probs: Sequence[Fraction], n: int
 
 
 def _g_test(observed: Sequence[int], expected: Sequence[float]) -> tuple[float, int, float]:
-    """Williams-corrected G statistic, its degrees of freedom, and the p-value."""
+    """Williams-corrected G statistic, its degrees of freedom, and the p-value.
+
+    ``scipy.stats.power_divergence`` (the log-likelihood statistic) computes G;
+    Williams' factor ``1 + (k + 1) / (6 n)`` then divides it, and the p-value is
+    the chi-square tail at ``k - 1`` degrees of freedom.
+    """
     k = len(observed)
     if k < 2:
         return 0.0, 0, 1.0
+    stats = scipy_stats()
     n = sum(observed)
-    g = 2.0 * sum(o * math.log(o / e) for o, e in zip(observed, expected, strict=True) if o)
+    g = float(stats.power_divergence(observed, expected, lambda_="log-likelihood").statistic)
     g /= 1.0 + (k + 1) / (6.0 * n)
-    return g, k - 1, float(scipy_stats().chi2.sf(g, k - 1))
+    return g, k - 1, float(stats.chi2.sf(g, k - 1))
 
 
 @functools.lru_cache(maxsize=256)
@@ -379,6 +391,73 @@ def detectable_tv(samples: int, df: int, level: float, power: float = DETECTION_
 # --------------------------------------------------------------------------
 
 
+@functools.cache
+def _random_class() -> type:
+    np = _numpy()
+
+    class StatisticalRandom(np.random.Generator):  # type: ignore[misc,name-defined]
+        """A ``numpy.random.Generator`` that also speaks specexact's rng protocol."""
+
+        def categorical(self, weights: Sequence[Any]) -> int:
+            ws = _float_weights(weights, "categorical")
+            target = float(self.random()) * math.fsum(ws)
+            acc = 0.0
+            last = 0
+            for i, w in enumerate(ws):
+                if w:
+                    acc += w
+                    last = i
+                    if target < acc:
+                        return i
+            return last
+
+        def bernoulli(self, prob: Any) -> bool:
+            p = float(prob)
+            if not 0.0 <= p <= 1.0:
+                msg = f"bernoulli(prob={prob!r}): prob must lie in [0, 1]"
+                raise ValueError(msg)
+            return bool(self.random() < p)
+
+    return StatisticalRandom
+
+
+def _float_weights(weights: Sequence[Any], what: str) -> list[float]:
+    ws = [float(w) for w in weights]
+    if not ws or not all(math.isfinite(w) and w >= 0 for w in ws) or not any(ws):
+        msg = (f"{what}(weights={list(weights)!r}): the weights must be finite, "
+               "non-negative and not all zero")
+        raise ValueError(msg)
+    return ws
+
+
+def statistical_random(seed: Any) -> Any:
+    """The rng a statistical audit passes to ``fn(p, q, rng)``.
+
+    It is a ``numpy.random.Generator`` (``PCG64`` seeded with ``seed``, an int
+    or a ``numpy.random.SeedSequence``) with specexact's protocol on top:
+    ``categorical(weights)`` and ``bernoulli(prob)`` draw from one
+    ``random()`` each, as :class:`specexact.exact.SeededRandom` does, so a rule
+    written for the exact mode runs here unchanged::
+
+        >>> rng = statistical_random(0)
+        >>> rng.categorical([0, 1]), rng.bernoulli(1), int(rng.choice(2, p=[0.0, 1.0]))
+        (1, True, 1)
+    """
+    np = _numpy()
+    return _random_class()(np.random.PCG64(seed))
+
+
+def _rng_protocol_error(exc: AttributeError, rng: Any) -> InvalidArgument | None:
+    """A usage error when the sampler asked the rng for a method it does not have."""
+    if getattr(exc, "obj", None) is not rng:
+        return None
+    return InvalidArgument(
+        f"the sampler called rng.{getattr(exc, 'name', '?')}, which the statistical "
+        "mode's rng does not have: it is a numpy.random.Generator (random, choice, "
+        "integers, uniform, ...) with specexact's categorical(weights) and "
+        "bernoulli(prob); draw through one of those")
+
+
 def _draw(fn: Callable[..., Any], case: Case, samples: int, rng: Any, np: Any,
           deadline: float | None, tick: Callable[[int], None] | None = None) -> Draws:
     vocab = len(case.p)
@@ -397,6 +476,12 @@ def _draw(fn: Callable[..., Any], case: Case, samples: int, rng: Any, np: Any,
                 tick(i)
         try:
             out = fn(p.copy(), q.copy(), rng)
+        except AttributeError as exc:
+            usage = _rng_protocol_error(exc, rng)
+            if usage is not None:
+                raise usage from None
+            return Draws(tuple(counts), invalid, tuple(examples),
+                         f"{type(exc).__name__}: {exc}")
         except Exception as exc:
             return Draws(tuple(counts), invalid, tuple(examples),
                          f"{type(exc).__name__}: {exc}")
@@ -454,7 +539,8 @@ def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, see
         msg = "cases must be a non-empty sequence of Case (see Case.of)"
         raise InvalidArgument(msg)
     np = _numpy()
-    scipy_stats()  # fail early, before any draw, if scipy is missing
+    scipy_stats()  # fail early, before any draw, if scipy or statsmodels is missing
+    require_module("statsmodels.stats.multitest")
 
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
@@ -474,7 +560,7 @@ def statistical_audit(fn: Callable[..., Any], *, samples: int | None = None, see
             progress(done, total, f"{k}/{len(panel)} cases, {rate:,.0f} draws/s{left}")
         return tick
 
-    draws = [_draw(fn, case, samples, np.random.Generator(np.random.PCG64(stream)), np,
+    draws = [_draw(fn, case, samples, statistical_random(stream), np,
                    deadline, ticker(k))
              for k, (case, stream) in enumerate(zip(panel, streams, strict=True))]
     results = judge_counts(panel, draws, samples=samples, alpha=alpha_f)
@@ -527,16 +613,17 @@ def _case_detectable_tv(case: Case, samples: int, level: float) -> float:
 
 
 def _holm(p_values: Sequence[float], alpha: float) -> tuple[list[float], list[bool]]:
-    """Holm's step-down procedure: the level each p-value was held to, and the rejections."""
+    """Holm's step-down procedure: the level each p-value was held to, and the rejections.
+
+    The rejections are ``statsmodels``' ``multipletests(method="holm")``; the
+    level shown for the p-value of rank r (from the smallest, ties in panel
+    order) is Holm's ``alpha / (m - r)``.
+    """
+    multipletests = require_module("statsmodels.stats.multitest").multipletests
     m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
     thresholds = [0.0] * m
-    rejected = [False] * m
-    still = True
     for rank, i in enumerate(order):
         thresholds[i] = alpha / (m - rank)
-        if still and p_values[i] <= thresholds[i]:
-            rejected[i] = True
-        else:
-            still = False
-    return thresholds, rejected
+    rejected = multipletests(list(p_values), alpha=alpha, method="holm")[0]
+    return thresholds, [bool(r) for r in rejected]
