@@ -39,6 +39,7 @@ if _typing.TYPE_CHECKING:
     from specexact.distribution import Distribution, InvalidToken, total_variation
     from specexact.errors import (
         BudgetExceeded,
+        ForeignProtocol,
         HiddenRandomness,
         InvalidArgument,
         InvalidDistribution,
@@ -164,6 +165,7 @@ _HOMES: dict[str, str] = {
     "using_executor": "specexact.executors",
     "FloatVerdict": "specexact.floats",
     "FrequencyPenalty": "specexact.steps",
+    "ForeignProtocol": "specexact.errors",
     "HiddenRandomness": "specexact.errors",
     "InvalidArgument": "specexact.errors",
     "InvalidDistribution": "specexact.errors",
@@ -284,6 +286,7 @@ __all__ = [
     "Distribution",
     "ExactRandom",
     "FloatVerdict",
+    "ForeignProtocol",
     "FrequencyPenalty",
     "HiddenRandomness",
     "InvalidArgument",

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "BudgetExceeded",
+    "ForeignProtocol",
     "HiddenRandomness",
     "InvalidArgument",
     "InvalidDistribution",
@@ -162,6 +163,13 @@ class HiddenRandomness(Undecided):
 
 class UnsupportedOperation(Undecided, TypeError):
     """The code did something with a lazy random value that cannot be modelled exactly."""
+
+
+class ForeignProtocol(UnsupportedOperation, AttributeError):
+    """The code used an object specexact handed it through another protocol: ``rng`` as
+    another library's generator, a same-vocabulary model as a cross-vocabulary one.
+    The tool, not the code, chose the wrong protocol: no verdict, and the message names
+    the mode that fits."""
 
 
 def _show(value: Any) -> str:

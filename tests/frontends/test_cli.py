@@ -23,7 +23,7 @@ from specexact.frontends.cli import main
 from specexact.frontends.cli.progress import Progress, configure
 from tests.helpers import run_cli as run
 from tests.helpers import run_cli_json as run_json
-from tests.helpers import target
+from tests.helpers import run_specexact, target
 
 SAMPLERS = '''
 import random
@@ -413,6 +413,52 @@ def test_a_cross_vocab_step_is_audited_as_one_without_kind(tmp_path, capsys):
     assert main(["prove", f"{path}:tli", "--vocab-size", "2", "--horizon", "1"]) == 2
     err = capsys.readouterr().err
     assert "cross-vocabulary step" in err and "--kind cross-vocab" in err
+
+
+def _reads_vocab_in_a_helper(target):
+    return target.vocab
+
+
+def test_detect_kind_follows_the_helpers_a_step_calls():
+    # Before: the catalogue's own lossless tli, slem and slrs (def tli(...): return
+    # _tli(...)) were audited as same-vocabulary steps and FAILed with a crash.
+    from specexact.counterexamples import crossvocab_steps
+
+    def through_a_global(target, draft, prefix, rng):
+        return (_reads_vocab_in_a_helper(target).id("a"),)
+
+    def through_a_closure():
+        def helper(model):
+            return model.vocab
+
+        def step(target, draft, prefix, rng):
+            return (helper(target).id("a"),)
+        return step
+
+    def recursive(target, draft, prefix, rng):
+        def down(n):
+            return down(n - 1) if n else (rng.categorical(target(prefix)),)
+        return down(2)
+
+    for rule in (crossvocab_steps.tli, crossvocab_steps.slem, crossvocab_steps.slrs):
+        assert detect_kind(rule) == "cross-vocab"
+    assert detect_kind(through_a_global) == "cross-vocab"
+    assert detect_kind(through_a_closure()) == "cross-vocab"
+    assert detect_kind(recursive) == "step"
+    assert detect_kind(functools.partial(crossvocab_steps.tli, gamma=3)) == "cross-vocab"
+
+
+def test_a_vocab_read_the_detection_misses_is_undecided_never_a_crash(tmp_path):
+    # Before: FAIL, "crash on valid input: ... 'RecordingModel' object has no attribute
+    # 'vocab'": the tool handed the wrong models, the step had no bug.
+    path = tmp_path / "hidden.py"
+    path.write_text("def step(target, draft, prefix, rng):\n"
+                    "    vocab = getattr(target, 'vo' + 'cab')\n"
+                    "    return (rng.categorical(target(prefix)),)\n")
+    done = run_specexact("audit", f"{path}:step", cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the step reads target.vocab, so it is a cross-vocabulary step" in done.stderr
+    assert "--kind cross-vocab" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(("text", "sizes"), [("2..4", (2, 4)), ("3", (3, 3)),

@@ -43,21 +43,68 @@ def detect_kind(fn: Callable[..., Any]) -> str | None:
     return kind
 
 
+#: Code objects :func:`_reads_vocab` looks through at most (helpers of helpers...).
+_MAX_CODE_OBJECTS = 500
+
+
 def _reads_vocab(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``'s code (its nested functions and comprehensions included)
-    reads an attribute named ``vocab``."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    code = getattr(inspect.unwrap(fn), "__code__", None)
-    stack = [code] if code is not None else []
-    while stack:
-        current = stack.pop()
+    """Whether ``fn``'s code reads an attribute named ``vocab``: its nested functions and
+    comprehensions included, and the Python functions it calls by a global name or
+    through a closure (a rule written as ``def tli(...): return _tli(...)``)."""
+    stack: list[tuple[Any, dict[str, Any]]] = []
+    seen: set[int] = set()
+    pushed: set[int] = set()
+
+    def push(value: Any, *, root: bool = False) -> None:
+        function = _python_function(value, library=root)
+        if function is None or id(function) in pushed or len(pushed) > _MAX_CODE_OBJECTS:
+            return
+        pushed.add(id(function))
+        stack.append((function.__code__, function.__globals__))
+        for cell in function.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            push(contents)
+
+    push(fn, root=True)
+    while stack and len(seen) < _MAX_CODE_OBJECTS:
+        current, scope = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
         for instruction in dis.get_instructions(current):
             if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") \
                     and instruction.argval == "vocab":
                 return True
-        stack.extend(c for c in current.co_consts if inspect.iscode(c))
+            if instruction.opname == "LOAD_GLOBAL":
+                push(scope.get(str(instruction.argval)))
+        stack.extend((c, scope) for c in current.co_consts if inspect.iscode(c))
     return False
+
+
+#: Libraries whose functions a step may call but that say nothing about its kind.
+_LIBRARIES = ("torch", "numpy", "scipy", "sympy", "hypothesis", "triton", "transformers",
+              "tokenizers", "specexact.")
+
+
+def _python_function(value: Any, *, library: bool = False) -> Any:
+    """``value`` as a plain Python function of the user's (partials and wrappers
+    unwrapped), or None: builtins, and unless ``library`` the functions of known
+    libraries, are not read."""
+    while isinstance(value, functools.partial):
+        value = value.func
+    if not inspect.isfunction(value):
+        return None
+    value = inspect.unwrap(value)
+    if not inspect.isfunction(value):
+        return None
+    module = getattr(value, "__module__", None) or ""
+    if not library and module.startswith(_LIBRARIES) \
+            and not module.startswith("specexact.counterexamples"):
+        return None
+    return value
 
 
 def _kind_from_signature(fn: Callable[..., Any]) -> str | None:

@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Any, NoReturn
 
 from specexact.errors import (
+    ForeignProtocol,
     HiddenRandomness,
     SamplerFailure,
     SamplerRaised,
@@ -46,7 +47,7 @@ from specexact.exact.guards import (
     installed,
     swap_reporter,
 )
-from specexact.exact.random_source import ExactRandom, ForeignRandomAPI, LazyToken
+from specexact.exact.random_source import ExactRandom, LazyToken
 from specexact.exact.tree import Budget, ChoiceTree, Chooser, hidden_randomness
 from specexact.numbers import ZERO
 
@@ -211,8 +212,8 @@ class _Run:
                 value = run(rng)
                 check_threads()  # a finding of a thread it started ends the execution
                 return value
-            except ForeignRandomAPI:
-                raise  # written for another random API: no verdict, the mode that fits
+            except ForeignProtocol:
+                raise  # written for another random API or model protocol: no verdict
             except Exception as exc:
                 check_threads()
                 if isinstance(exc, SamplerFailure):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from specexact.errors import InvalidArgument, UnsupportedOperation
+from specexact.errors import ForeignProtocol, InvalidArgument, UnsupportedOperation
 from specexact.exact.tree import Chooser
 from specexact.numbers import ONE, ZERO, to_fraction
 from specexact.validation import check_optional_integer
@@ -690,7 +690,7 @@ numbers.Integral.register(LazyToken)
 # --------------------------------------------------------------------------
 
 
-class ForeignRandomAPI(UnsupportedOperation, AttributeError):
+class ForeignRandomAPI(ForeignProtocol):
     """The code used ``rng`` as another library's generator (numpy, random, torch)."""
 
 

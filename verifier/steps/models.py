@@ -19,9 +19,9 @@ import operator
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from fractions import Fraction
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
-from specexact.errors import InvalidArgument, InvalidDistribution
+from specexact.errors import ForeignProtocol, InvalidArgument, InvalidDistribution
 from specexact.exact.random_source import LazyToken, RowSource, ValidatedRow
 from specexact.numbers import as_distribution
 from specexact.validation import check_choice, check_integer, fail
@@ -337,6 +337,16 @@ class RecordingModel:
         self._unsettled: list[tuple[Any, ...]] = []
         #: One tuple object per set of possible ids, shared by the patterns.
         self._shared_ids: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+    @property
+    def vocab(self) -> NoReturn:
+        """A same-vocabulary model has no vocabulary: a step that reads one is a
+        cross-vocabulary step, judged on text (no verdict here, never a crash)."""
+        msg = (f"the step reads {self.name}.vocab, so it is a cross-vocabulary step, but "
+               "it was audited as a same-vocabulary step, whose models have no "
+               "vocabulary: audit it with --kind cross-vocab, or check it with "
+               "specexact.check_crossvocab_step")
+        raise ForeignProtocol(msg)
 
     def row(self, prefix: Iterable[Any]) -> Row:
         """The validated row at ``prefix`` (ints or lazy tokens, which get fixed)."""
