@@ -268,9 +268,7 @@ def test_a_time_budget_covers_the_targets_own_law():
 
 
 def test_a_cross_vocabulary_step_audited_as_a_step_says_so():
-    from specexact import check_step, random_model_pair
-
-    from specexact import ForeignProtocol
+    from specexact import ForeignProtocol, check_step, random_model_pair
 
     t, d = random_model_pair(2)
     # No verdict (the models, not the step, were wrong), never a failing one.

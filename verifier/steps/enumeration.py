@@ -23,6 +23,7 @@ from specexact.errors import InvalidOutput
 from specexact.exact.enumerator import enumerate_outcomes
 from specexact.exact.random_source import ExactRandom, LazyToken, LazyUniform
 from specexact.exact.tree import Budget, Chooser
+from specexact.steps.models import CACHE_METHODS
 
 __all__ = ["enumerate_step"]
 
@@ -30,9 +31,6 @@ Prefix = tuple[int, ...]
 #: The random source handed to steps: the one exact source (its fast paths
 #: serve the sampler path too); a module attribute so a test can swap it.
 StepRandom = ExactRandom
-#: The stateful-model interface (specexact.steps.models.CachedModel).
-_CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
-                            "rollback", "reset"})
 
 
 def _invalid(prefix: Prefix, out: Any, why: str, weight: Fraction,
@@ -93,7 +91,7 @@ def _stateless_hint(exc: Exception) -> str:
         return (" (the step reads model.vocab, so it looks like a cross-vocabulary step: "
                 "audit it with --kind cross-vocab, or check it with "
                 "specexact.check_crossvocab_step)")
-    if isinstance(exc, AttributeError) and getattr(exc, "name", None) in _CACHE_METHODS:
+    if isinstance(exc, AttributeError) and getattr(exc, "name", None) in CACHE_METHODS:
         return (" (the step was handed stateless models, model(prefix); a step using "
                 "the cache interface needs stateful ones: wrap them in "
                 "specexact.steps.models.CachedModel, pass stateful=True to the search, or "

@@ -27,6 +27,7 @@ from specexact.numbers import as_distribution
 from specexact.validation import check_choice, check_integer, fail
 
 __all__ = [
+    "CACHE_METHODS",
     "MODEL_KINDS",
     "CachedModel",
     "ContextFreeModel",
@@ -40,6 +41,10 @@ __all__ = [
     "format_prefix",
     "random_model_pair",
 ]
+
+#: The methods of stateful (cached) models, which the stateless models lack.
+CACHE_METHODS = frozenset({"cache", "next_distribution", "append", "extend", "truncate",
+                           "rollback", "reset"})
 
 Prefix = tuple[int, ...]
 Row = tuple[Fraction, ...]
@@ -338,15 +343,25 @@ class RecordingModel:
         #: One tuple object per set of possible ids, shared by the patterns.
         self._shared_ids: dict[tuple[int, ...], tuple[int, ...]] = {}
 
-    @property
-    def vocab(self) -> NoReturn:
-        """A same-vocabulary model has no vocabulary: a step that reads one is a
-        cross-vocabulary step, judged on text (no verdict here, never a crash)."""
-        msg = (f"the step reads {self.name}.vocab, so it is a cross-vocabulary step, but "
-               "it was audited as a same-vocabulary step, whose models have no "
-               "vocabulary: audit it with --kind cross-vocab, or check it with "
-               "specexact.check_crossvocab_step")
-        raise ForeignProtocol(msg)
+    def __getattr__(self, name: str) -> NoReturn:
+        """Attributes of other model protocols are no verdict (the tool, not the step,
+        chose the wrong models), never a crash blamed on the step."""
+        if name == "vocab":
+            # A same-vocabulary model has no vocabulary: a step that reads one is a
+            # cross-vocabulary step, judged on text.
+            msg = (f"the step reads {self.name}.vocab, so it is a cross-vocabulary step, "
+                   "but it was audited as a same-vocabulary step, whose models have no "
+                   "vocabulary: audit it with --kind cross-vocab, or check it with "
+                   "specexact.check_crossvocab_step")
+            raise ForeignProtocol(msg)
+        if name in CACHE_METHODS:
+            msg = (f"the step calls {self.name}.{name}, the cache interface of stateful "
+                   "models, but it was handed stateless ones, model(prefix): audit it "
+                   "with --stateful, pass stateful=True to the search, or wrap the "
+                   "models in specexact.steps.models.CachedModel")
+            raise ForeignProtocol(msg)
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg, name=name, obj=self)
 
     def row(self, prefix: Iterable[Any]) -> Row:
         """The validated row at ``prefix`` (ints or lazy tokens, which get fixed)."""
