@@ -15,10 +15,12 @@ would: ``specexact audit FILE:fn --torch --signature S``, nothing else.  Verdict
 * transformers ``_speculative_sampling``: FAIL, support ``2**-24`` (``r <= p / q``
   accepts a p = 0 draft when ``torch.rand`` returns 0);
 * LMDeploy ``RejectionSampler``: FAIL, structural (greedy: the target's argmax);
-* lucidrains ``speculative_decoding``: its faithful run is now in dtype semantics (the
-  Gumbel noise ``-log(-log(u))`` with its ``eps`` clamps is a race on the float32 grid,
-  no longer an undecided exact log); a default audit did not finish within 590 s of
-  wall clock (146 CPU s) on a shared 2-core machine, so its verdict is not recorded here.
+* lucidrains ``speculative_decoding``: FAIL, float-only, ``2**-24``: it rejects when
+  ``r > p / q`` with ``r`` from ``uniform_(0, 1)`` on the float32 grid, so ``r = 0``
+  accepts a draft the target gives p = 0 (target one-hot on 1, draft one-hot on 0: the
+  loop emits 0 with mass ``2**-24``). Its Gumbel noise ``-log(-log(u))`` with its ``eps``
+  clamps is a race on the float32 grid. A default audit took 315 CPU s (219 s of wall
+  clock) on a shared 2-core machine.
 
 With dtype semantics each finding is classified (``counterexample.class``):
 transformers is float-only (the ``2**-24`` zero of ``torch.rand``); vLLM's typical
@@ -48,6 +50,7 @@ vllm_mixed_seeded, vllm_mixed_unseeded = _v["mixed_seeded_row"], _v["mixed_unsee
 vllm_typical = e.vllm_typical()
 transformers = e.transformers_sampling()
 lmdeploy = e.lmdeploy()
+lucidrains = e.lucidrains()
 '''
 
 
@@ -103,3 +106,31 @@ def test_transformers_accepts_a_p_zero_draft_on_the_float32_grid(targets: Path) 
     assert report["verdict"] == "fail"
     assert report["counterexample"]["tv"] == "1/16777216"
     assert report["counterexample"]["class"] == "float-only"
+
+
+@pytest.mark.slow
+def test_lucidrains_accepts_a_p_zero_draft_on_the_float32_grid(targets: Path) -> None:
+    report = _audit(targets, "lucidrains", "decode")
+    assert report["verdict"] == "fail"
+    assert report["counterexample"]["tv"] == "1/16777216"
+    assert report["counterexample"]["class"] == "float-only"
+    assert report["counterexample"]["actual"] == {"1": "16777215/16777216",
+                                                  "0": "1/16777216"}
+
+
+@pytest.mark.slow
+def test_real_torch_confirms_lucidrains_accepts_a_p_zero_draft_when_uniform_gives_0(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import served_engines
+    import torch
+    from upstream_engines import RealLM
+
+    generate = served_engines.lucidrains()
+    target, draft = RealLM([0.0, 1.0]), RealLM([1.0, 0.0])
+    prompt = torch.tensor([[0]])
+    torch.manual_seed(0)
+    # r from uniform_(0, 1) is never 0 in a few hundred calls: token 0 never comes out ...
+    assert all(int(generate(prompt, draft, target, 1)[0, 1]) == 1 for _ in range(200))
+    # ... and is emitted when it is: the grid point 0 the audit's witness names.
+    monkeypatch.setattr(torch.Tensor, "uniform_", lambda self, *a, **k: self.zero_())
+    assert int(generate(prompt, draft, target, 1)[0, 1]) == 0
