@@ -31,6 +31,7 @@ from specexact.crossvocab import (
     Vocabulary,
     check_crossvocab_step,
     context_free_model,
+    random_vocab_model,
     table_model,
 )
 from specexact.errors import InvalidArgument
@@ -51,6 +52,7 @@ __all__ = [
     "CrossVocabSpec",
     "crossvocab_edge_cases",
     "crossvocab_specs",
+    "default_horizon",
     "search_crossvocab",
     "vocabularies",
 ]
@@ -60,7 +62,11 @@ Weights = tuple[int, ...]
 _ALPHABET = "abc"
 _EDGE_FAMILIES = ("equal vocabularies", "draft lacks a target token",
                   "draft has a token the target lacks", "ids permuted", "three-character token",
-                  "target changing after a multi-character token")
+                  "target changing after a multi-character token",
+                  "mergeable pairs after accepted drafts (rows that depend on the whole "
+                  "tokenization)")
+#: How often the search draws a model whose rows depend on the whole tokenization.
+_SEEDED_ONE_IN = 3
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,14 @@ class _Model:
     vocab: tuple[str, ...]
     default: Weights
     overrides: tuple[tuple[int, Weights], ...] = ()
+    #: Rows drawn at random after every prefix (a pure function of the seed, the
+    #: vocabulary and the prefix): two tokenizations of one text read different rows
+    #: at any depth.  ``default`` and ``overrides`` are then unused.
+    seed: int | None = None
 
     def build(self) -> VocabModel:
+        if self.seed is not None:
+            return random_vocab_model(self.vocab, self.seed, salt="search")
         if not self.overrides:
             return context_free_model(self.vocab, _normalise(self.default))
         return table_model(self.vocab, {(t,): _normalise(w) for t, w in self.overrides},
@@ -81,9 +93,13 @@ class _Model:
 
         overrides = tuple((t if t < index else t - 1, cut(w))
                           for t, w in self.overrides if t != index)
-        return _Model(self.vocab[:index] + self.vocab[index + 1:], cut(self.default), overrides)
+        return _Model(self.vocab[:index] + self.vocab[index + 1:], cut(self.default), overrides,
+                      self.seed)
 
     def describe(self, name: str) -> list[str]:
+        if self.seed is not None:
+            return [f"{name} vocabulary {self.vocab!r}: random rows after every prefix "
+                    f"(seed {self.seed})"]
         lines = [f"{name} vocabulary {self.vocab!r}: row {_row(self.default)} after every prefix"]
         lines += [f"  after {self.vocab[t]!r}: {_row(w)}" for t, w in self.overrides]
         return lines
@@ -181,6 +197,8 @@ def _weights(size: int, max_weight: int) -> st.SearchStrategy[Weights]:
 @st.composite
 def _model(draw: Any, vocab: tuple[str, ...], max_weight: int, max_overrides: int) -> _Model:
     default = draw(_weights(len(vocab), max_weight))
+    if max_overrides and draw(st.integers(1, _SEEDED_ONE_IN)) == _SEEDED_ONE_IN:
+        return _Model(vocab, default, (), draw(st.integers(0, 2**16)))
     count = draw(st.integers(0, max_overrides))
     overrides = {}
     for _ in range(count):
@@ -232,6 +250,13 @@ def crossvocab_edge_cases(low: int = 2, high: int = 4) -> list[CrossVocabSpec]:
         # The target's row after the token "ab" differs from its row after [a, b].
         CrossVocabSpec(_Model(("a", "b", "ab"), (1, 1, 1), ((2, (2, 0, 1)),)),
                        _Model(("a", "b", "ba"), (1, 2, 1))),
+        # Merges possible at every boundary, after accepted drafts too: the draft writes
+        # single characters the target can merge, and the target's rows depend on the
+        # whole tokenization of the text (at any depth, not only after one token).
+        CrossVocabSpec(_Model(("a", "b", "ab", "ba"), (1, 1, 1, 1), (), 1),
+                       _Model(("a", "b"), (1, 1), (), 2)),
+        CrossVocabSpec(_Model(("a", "b", "ab"), (1, 1, 1), (), 3),
+                       _Model(("a", "b", "ba"), (1, 1, 1), (), 4)),
     ]
     return [c for c in cases
             if all(low <= len(m.vocab) <= high for m in (c.target, c.draft))]
@@ -243,7 +268,7 @@ def _simpler(spec: CrossVocabSpec, low: int) -> list[CrossVocabSpec]:
         out.append(replace(spec, draft=spec.target))  # the same vocabulary and rows
     for side in ("target", "draft"):
         model: _Model = getattr(spec, side)
-        if model.overrides:
+        if model.overrides or model.seed is not None:
             out.append(replace(spec, **{side: _Model(model.vocab, model.default)}))
     for side in ("target", "draft"):
         model = getattr(spec, side)
@@ -254,6 +279,8 @@ def _simpler(spec: CrossVocabSpec, low: int) -> list[CrossVocabSpec]:
                 out.append(replace(spec, **{side: model.without_token(i)}))
     for side in ("target", "draft"):
         model = getattr(spec, side)
+        if model.seed is not None:
+            continue  # its rows are not the weights
         for i, w in enumerate(model.default):
             if w > 1 or (w == 1 and sum(model.default) > 1):
                 smaller = (*model.default[:i], w - 1, *model.default[i + 1:])
@@ -294,8 +321,21 @@ def _shrink(case: _Case, fails: Callable[[_Case], Any], low: int, *, max_checks:
 # --------------------------------------------------------------------------
 
 
+#: The default horizon is per case: the longest token of either vocabulary plus this
+#: many characters (so a merge right after the longest token, and the character after
+#: it, are judged), and never less than :data:`MIN_HORIZON`.
+HORIZON_PAST_LONGEST = 2
+MIN_HORIZON = 3
+
+
+def default_horizon(spec: CrossVocabSpec) -> int:
+    """The characters of text a case is judged on when no horizon is given."""
+    longest = max(len(token) for model in (spec.target, spec.draft) for token in model.vocab)
+    return max(MIN_HORIZON, longest + HORIZON_PAST_LONGEST)
+
+
 def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
-                      alphabet_sizes: int | Sequence[int] = (1, 2), horizon: int = 3,
+                      alphabet_sizes: int | Sequence[int] = (1, 2), horizon: int | None = None,
                       examples: int = DEFAULT_CROSSVOCAB_EXAMPLES, seed: int = 0,
                       budget: Budget | None = None, settings: Settings | None = None,
                       progress: Progress | None = None, uniform_bits: int | None = None,
@@ -303,6 +343,8 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                       ) -> SearchResult:
     """Search for vocabularies and exact models on which a cross-vocabulary ``step`` does
     not preserve the target's law over the first ``horizon`` characters of text.
+    Without ``horizon`` each case is judged on :func:`default_horizon` characters: its
+    longest token plus two, at least three.
 
     ``vocab_sizes`` bounds the number of tokens of each vocabulary,
     ``alphabet_sizes`` the number of characters.  The witness is a
@@ -312,7 +354,15 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
     """
     low, high = vocab_range(vocab_sizes)
     a_low, a_high = vocab_range(alphabet_sizes, name="alphabet_sizes")
-    check_integer(horizon, "horizon", min_value=1)
+    if horizon is not None:
+        check_integer(horizon, "horizon", min_value=1)
+
+    judged: list[int] = []
+
+    def depth(spec: CrossVocabSpec) -> int:
+        chars = horizon if horizon is not None else default_horizon(spec)
+        judged.append(chars)
+        return chars
 
     def checker(fn: Any, bits: int | None) -> Callable[[_Case], CrossVocabVerdict]:
         def check(case: _Case) -> CrossVocabVerdict:
@@ -321,10 +371,10 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                                          uniform_bits=bits)
         return check
 
-    edge = [_Case(spec, horizon) for spec in crossvocab_edge_cases(low, high)
+    edge = [_Case(spec, depth(spec)) for spec in crossvocab_edge_cases(low, high)
             if a_low <= len(spec.alphabet) <= a_high]
     strategy = crossvocab_specs(alphabet_sizes=(a_low, a_high), vocab_sizes=(low, high)
-                                ).map(lambda s: _Case(s, horizon))
+                                ).map(lambda s: _Case(s, depth(s)))
     adapter: Adapter[_Case] = Adapter(
         edge_cases=edge, strategy=strategy,
         size_of=lambda case: (len(case.spec.target.vocab), len(case.spec.draft.vocab)),
@@ -336,10 +386,18 @@ def search_crossvocab(step: Any, *, vocab_sizes: int | Sequence[int] = (2, 4),
                            f"{uniform_bits} {len(support_variants)}"),
         edge_families=_EDGE_FAMILIES,
         families=("random vocabularies (every character plus strings of up to 3 "
-                  "characters, ids in any order)", "context-free and context-dependent rows"),
+                  "characters, ids in any order)", "context-free and context-dependent rows",
+                  "rows that depend on the whole tokenization"),
         score_label="TV(law of text)")
-    return search(adapter, low=low, high=high, examples=examples, settings=settings,
+    result = search(adapter, low=low, high=high, examples=examples, settings=settings,
                   seed=seed, progress=progress,
                   sizes_note=f" (tokens per vocabulary), alphabets of "
                              f"{a_low if a_low == a_high else f'{a_low}..{a_high}'} "
-                             f"characters, horizon {horizon} characters")
+                             f"characters, " + (f"horizon {horizon} characters"
+                                                if horizon is not None else
+                                                f"horizon the longest token + "
+                                                f"{HORIZON_PAST_LONGEST} characters (at "
+                                                f"least {MIN_HORIZON})"))
+    # The horizon reported: the one given, or the longest any case was judged to.
+    return replace(result, horizon=horizon if horizon is not None
+                   else max(judged, default=MIN_HORIZON))

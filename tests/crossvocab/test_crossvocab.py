@@ -217,7 +217,8 @@ def test_cli_finds_the_wrong_rule_and_passes_the_right_one(rules_file):
                        "--examples", "5", "--json")
     data = json.loads(out)
     assert code == 0 and data["verdict"] == "pass" and data["kind"] == "cross-vocab"
-    assert data["horizon"] == 3
+    # No --horizon: each case to its longest token + 2; the report gives the longest.
+    assert data["horizon"] == 5
     code, out, _ = run("audit", f"{rules_file}:bad", "--kind", "cross-vocab", "--examples", "5",
                        "--json")
     found = json.loads(out)["counterexample"]

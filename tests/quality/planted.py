@@ -266,3 +266,78 @@ LATE_TOKEN_STEPS = {
     "last-draft-against-top3": last_draft_against_top3,
 }
 PLANTED_STEPS.update(LATE_TOKEN_STEPS)
+
+
+# --------------------------------------------------------------------------
+# Cross-vocabulary steps whose bug needs a mergeable pair past the first step
+# --------------------------------------------------------------------------
+
+
+def _canonical(target: Any, ids: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(target.vocab.encode(target.vocab.decode(ids)))
+
+
+def tli_verifies_after_retokenizing(target: Any, draft: Any, prefix: tuple[int, ...],
+                                    rng: Any) -> tuple[Any, ...]:
+    """TLI, one draft token, whose verifier reads the target's rows after the canonical
+    re-tokenization of the emitted text instead of the ids it emitted."""
+    tv, dv = target.vocab, draft.vocab
+    row = draft(tuple(dv.encode(tv.decode(prefix))))
+    q = [Fraction(0)] * len(tv)
+    for d, w in enumerate(row):
+        t = tv.get(dv[d])
+        if t is not None:
+            q[t] += w
+    context = _canonical(target, prefix)                       # bug: not ``prefix``
+    p = target(context)
+    if not sum(q):
+        return (rng.categorical(p),)
+    q = [w / sum(q) for w in q]
+    x = rng.categorical(q)
+    if rng.random() * q[x] < p[x]:
+        return (x, rng.categorical(target(_canonical(target, (*prefix, x)))))
+    return (rng.categorical(residual(p, q)),)
+
+
+def slem_bonus_after_retokenizing(target: Any, draft: Any, prefix: tuple[int, ...],
+                                  rng: Any) -> tuple[Any, ...]:
+    """SLEM with one draft token: the target's samples read the ids emitted, but the
+    bonus token reads the canonical re-tokenization of the text so far."""
+    tv, dv = target.vocab, draft.vocab
+    ctx = tuple(dv.encode(tv.decode(prefix)))
+    text = dv[rng.categorical(draft(ctx))]
+    out: list[Any] = []
+    for x in tv.encode(text):
+        y = rng.categorical(target((*prefix, *out)))
+        out.append(y)
+        if y != x:
+            return tuple(out)
+    bonus_context = _canonical(target, (*prefix, *out))         # bug: not prefix + out
+    out.append(rng.categorical(target(bonus_context)))
+    return tuple(out)
+
+
+def slem_recommits_all_but_the_last_token(target: Any, draft: Any, prefix: tuple[int, ...],
+                                          rng: Any) -> tuple[Any, ...]:
+    """SLEM with one draft token whose target context keeps the last emitted token as
+    it is but re-tokenizes the committed text before it canonically: wrong only once
+    two committed tokens can merge and one more token follows them."""
+    tv, dv = target.vocab, draft.vocab
+    base = (*_canonical(target, prefix[:-1]), *prefix[-1:])   # bug: not ``prefix``
+    text = dv[rng.categorical(draft(tuple(dv.encode(tv.decode(prefix)))))]
+    out: list[Any] = []
+    for x in tv.encode(text):
+        y = rng.categorical(target((*base, *out)))
+        out.append(y)
+        if y != x:
+            return tuple(out)
+    out.append(rng.categorical(target((*base, *out))))
+    return tuple(out)
+
+
+#: Cross-vocabulary steps wrong only when a merge is possible after emitted tokens.
+PLANTED_CROSSVOCAB = {
+    "tli-verifies-after-retokenizing": tli_verifies_after_retokenizing,
+    "slem-bonus-after-retokenizing": slem_bonus_after_retokenizing,
+    "slem-recommits-all-but-the-last-token": slem_recommits_all_but_the_last_token,
+}

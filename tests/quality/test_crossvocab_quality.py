@@ -17,6 +17,7 @@ import pytest
 from specexact.counterexamples.crossvocab_rules import CROSSVOCAB_RULES, get_crossvocab_rule
 from specexact.crossvocab import check_crossvocab_step, random_vocab_model, shared_tokens
 from specexact.properties import search_crossvocab
+from tests.quality.planted import PLANTED_CROSSVOCAB
 
 WRONG = [r for r in CROSSVOCAB_RULES if not r.lossless]
 
@@ -80,3 +81,38 @@ def test_retokenized_context_needs_rows_that_depend_on_the_tokenization():
     # ... and some text it can write two ways.
     vocab = w.target.vocab
     assert any(len(vocab.encodings(token + other)) > 1 for token in vocab for other in vocab)
+
+
+# ---- planted rules: merges past the first step (issue 25) ------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED_CROSSVOCAB))
+def test_planted_merge_bugs_are_found_with_defaults(name):
+    result = search_crossvocab(PLANTED_CROSSVOCAB[name], seed=0)
+    assert result.status == "fail", result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PLANTED_CROSSVOCAB))
+def test_planted_merge_bugs_are_found_at_five_seeds_of_five(name):
+    # Before: slem-recommits-all-but-the-last-token passed at every seed, at horizon 3
+    # and at horizon 5 (one-token tables cannot tell [a, b, x] from [ab, x]).
+    assert [search_crossvocab(PLANTED_CROSSVOCAB[name], seed=s).status
+            for s in range(5)] == ["fail"] * 5
+
+
+def test_a_bug_past_one_committed_merge_needs_four_characters():
+    rule = PLANTED_CROSSVOCAB["slem-recommits-all-but-the-last-token"]
+    assert search_crossvocab(rule, seed=0, horizon=3).status == "pass"
+    result = search_crossvocab(rule, seed=0)
+    assert result.status == "fail" and result.witness.horizon == 4
+
+
+def test_the_default_horizon_is_the_longest_token_plus_two():
+    from specexact.properties.crossvocab_search import CrossVocabSpec, default_horizon
+
+    assert default_horizon(CrossVocabSpec.of(("a", "b"), (1, 1), ("a", "b"), (1, 1))) == 3
+    assert default_horizon(CrossVocabSpec.of(("a", "b", "ab"), (1, 1, 1),
+                                             ("a", "b"), (1, 1))) == 4
+    assert default_horizon(CrossVocabSpec.of(("a", "b"), (1, 1),
+                                             ("a", "b", "aba"), (1, 1, 1))) == 5
