@@ -8,13 +8,18 @@ unless the caller asks for everything (``-vv``)::
 
     >>> print(render_table(("token", "p"), [("0", "1/3"), ("1", "2/3")]))
     token    p
-    -----  ---
+    ----------
         0  1/3
         1  2/3
+
+The layout is rich's (``rich.table.Table``), drawn as plain ASCII whatever
+the terminal: colour, where asked for, is added to the whole report by the
+command line, never here.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Literal
@@ -31,6 +36,10 @@ __all__ = [
 IDENTICAL_ROWS_SHOWN = 3
 
 Row = Sequence[str]
+
+#: rich's ``box.SIMPLE_HEAD`` in ASCII: one dashed line under the header and no other,
+#: so that logs, pytest diffs and terminals without box-drawing glyphs all read it.
+RULE_UNDER_HEADER = "    \n    \n -- \n    \n    \n    \n    \n    \n"
 
 
 #: Fractions longer than this print compactly in human text (JSON keeps them exact).
@@ -72,17 +81,36 @@ def render_table(header: Row, rows: Sequence[Row], *,
 
     Right-aligned cells suit numbers; lines never end in blanks.  ``footer``
     lines (for example what :func:`omit_identical` left out) follow unaligned.
+    The table is laid out by rich, always as plain ASCII text: the same bytes
+    on a terminal, in a pipe, in a notebook and in a pytest diff.
     """
-    table = [tuple(header), *(tuple(r) for r in rows)]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    # rich is imported when a table is drawn, not with every verdict module.
+    from rich.box import Box
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
-    def line(cells: Row) -> str:
-        pad = str.ljust if align == "left" else str.rjust
-        return "  ".join(pad(c, w) for c, w in zip(cells, widths, strict=True)).rstrip()
-
-    lines = [line(r) for r in table]
-    if rule:
-        lines.insert(1, "  ".join("-" * w for w in widths))
+    # Two blanks between columns: the box's blank divider and one of padding, or,
+    # without a rule (no box), two of padding.
+    table = Table(box=Box(RULE_UNDER_HEADER, ascii=True) if rule else None,
+                  show_edge=False, pad_edge=False, header_style=None,
+                  padding=(0, 1, 0, 0) if rule else (0, 2, 0, 0))
+    for name in header:
+        table.add_column(Text(name), justify=align, no_wrap=True)
+    for row in rows:
+        if len(row) != len(header):
+            msg = f"a table row has {len(row)} cells, its header {len(header)}: {tuple(row)!r}"
+            raise ValueError(msg)
+        table.add_row(*(Text(cell) for cell in row))
+    # Wide enough that nothing wraps, whatever the terminal (COLUMNS is not read).
+    width = sum(max(cell_len(c) for c in column) + 2
+                for column in zip(header, *rows, strict=True)) + 1
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False,
+            force_jupyter=False, force_interactive=False, legacy_windows=False,
+            markup=False, emoji=False, highlight=False, soft_wrap=False).print(table)
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
     lines.extend(footer)
     return "\n".join(lines)
 

@@ -489,8 +489,60 @@ def test_progress_redraws_on_a_terminal_and_writes_a_line_every_10_s_elsewhere(m
         clock[0] += 10.5
         log(7, 10)
     assert "auditing: 3/10" in tty.getvalue()
-    assert tty.getvalue().endswith("\r")  # the line is cleared at the end
+    assert tty.getvalue().endswith("\r\x1b[1A\x1b[2K")  # the line is erased at the end
     assert pipe.getvalue() == "auditing: 7/10  [10s]\n"
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_the_terminal_line_is_richs_transient_progress_and_leaves_stdout_alone(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("specexact.frontends.cli.progress.time.monotonic", lambda: clock[0])
+    monkeypatch.delenv("TERM", raising=False)
+    tty, stdout = _Terminal(), sys.stdout
+    with Progress("auditing [mod:fn]", stream=tty) as shown:
+        shown(1, 4, "case [0, 1]")
+        assert sys.stdout is stdout  # rich does not take over the report's stream
+        shown(2, 4)  # within a tenth of a second: not redrawn
+        clock[0] += 1
+        shown(3, 4)
+    text = _COLOUR.sub("", tty.getvalue())
+    assert text.startswith("\x1b[?25lauditing [mod:fn]: 1/4 ")  # cursor hidden, count shown
+    assert "case [0, 1]" in text and "━" in text  # the detail and rich's bar
+    assert re.search(r"━ +\d:\d\d:\d\d\n", text)  # then the time taken
+    assert "2/4" not in text and "auditing [mod:fn]: 3/4" in text
+    assert "\x1b[?25h" in text  # the cursor is given back
+
+
+@pytest.mark.parametrize("color", ["never", "always"])
+def test_the_terminal_line_is_coloured_as_color_says(monkeypatch, color):
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("NO_COLOR", "1")  # --color always wins over it, as for the report
+    configure(color=color)
+    try:
+        tty = _Terminal()
+        with Progress("auditing", stream=tty) as shown:
+            shown(1, 2)
+        assert bool(_COLOUR.search(tty.getvalue())) == (color == "always")
+    finally:
+        configure()
+
+
+def test_a_dumb_terminal_gets_the_plain_lines_of_a_log(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("specexact.frontends.cli.progress.time.monotonic", lambda: clock[0])
+    monkeypatch.setenv("TERM", "dumb")  # it cannot redraw a line
+    configure(verbose=True)
+    try:
+        tty = _Terminal()
+        with Progress("auditing", stream=tty) as shown:
+            shown(1, 2)  # like a log: nothing before a second (-v)
+            clock[0] += 1.2
+            shown(2, 2)
+        assert tty.getvalue() == "auditing: 2/2  [1s]\n"
+    finally:
+        configure()
 
 
 def test_quiet_progress_shows_nothing():

@@ -87,7 +87,7 @@ def test_the_table_renderer_cuts_identical_rows_unless_verbose() -> None:
     assert len(shown) == 3 and footer == ["5 identical outcomes omitted, use -vv to show"]
     assert omit_identical(rows, same, verbose=True) == (rows, [])
     text = render_table(("token", "diff"), shown, footer=footer)
-    assert text.splitlines()[1] == "-----  ----"
+    assert text.splitlines()[1] == "-----------"
     assert all(line == line.rstrip() for line in text.splitlines())
 
 

@@ -540,7 +540,8 @@ def _main(arguments: list[str], stdout: TextIO, stderr: TextIO,
         except SystemExit as exc:  # --help
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         _settle(args, arguments)
-        configure_progress(quiet=args.quiet, verbose=args.verbose)
+        configure_progress(quiet=args.quiet, verbose=args.verbose,
+                           color=args.color or args.project.color or "auto")
         try:
             # With --json, stdout holds one JSON object: anything else printed while
             # the target is imported or run (prints at module level included) goes to

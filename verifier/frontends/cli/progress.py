@@ -1,5 +1,5 @@
-"""Progress on stderr: a transient status line on a terminal, a plain line every 10 s
-elsewhere (CI logs, pipes), nothing with ``-q`` or ``--json``.
+"""Progress on stderr: rich's transient progress line on a terminal, a plain line every
+10 s elsewhere (CI logs, pipes, TERM=dumb), nothing with ``-q`` or a machine format.
 
 The report itself (stdout) never depends on progress: the lines go to stderr
 and say only how many cases were judged and how long it has run.
@@ -7,27 +7,35 @@ and say only how many cases were judged and how long it has run.
 
 from __future__ import annotations
 
-import math
+import os
 import sys
 import time
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import rich.progress
 
 __all__ = ["Progress", "configure"]
 
 #: Seconds between plain lines when stderr is not a terminal (``-v``: every second).
 _EVERY = {"quiet": None, "normal": 10.0, "verbose": 1.0}
-_level = ["normal"]
+#: Seconds between redraws of the terminal's line (at most ten a second).
+_REDRAW = 0.1
+_settings = {"level": "normal", "color": "auto"}
 
 
-def configure(*, quiet: bool = False, verbose: bool = False) -> None:
-    """Set how chatty progress is for this command (the CLI's ``-q`` and ``-v``)."""
-    _level[0] = "quiet" if quiet else "verbose" if verbose else "normal"
+def configure(*, quiet: bool = False, verbose: bool = False, color: str = "auto") -> None:
+    """Set how chatty progress is for this command (the CLI's ``-q`` and ``-v``) and
+    whether the terminal's line is coloured (``--color``: auto, always or never; auto
+    colours unless NO_COLOR is set or TERM is dumb)."""
+    _settings["level"] = "quiet" if quiet else "verbose" if verbose else "normal"
+    _settings["color"] = color
 
 
 class Progress:
-    """A counter of cases judged: redrawn in place on a terminal (at most ten times a
-    second), else one line every 10 s.
+    """A counter of cases judged: rich's progress line, redrawn in place on a terminal
+    (at most ten times a second), else one plain line every 10 s.
 
     ``Progress(label, enabled=...)`` is a context manager; call it with the
     number of cases done (and optionally a total) as work advances.
@@ -37,38 +45,53 @@ class Progress:
     def __init__(self, label: str, *, enabled: bool | None = None,
                  stream: TextIO | None = None) -> None:
         self._stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled is not False and _level[0] != "quiet"
-        self._terminal = _is_terminal(self._stream)
-        self._every = 0.1 if self._terminal else (_EVERY[_level[0]] or 0.0)
+        self.enabled = enabled is not False and _settings["level"] != "quiet"
+        self._terminal = _can_redraw(self._stream)
+        self._every = _EVERY[_settings["level"]] or 0.0
         self.label = label
         self._start = time.monotonic()
-        # A terminal shows the first count at once; a log gets its first line after 10 s.
-        self._last = -math.inf if self._terminal else self._start
-        self._width = 0
+        # A log gets its first line after 10 s; a terminal shows the first count at once.
+        self._last = self._start
+        self._line: rich.progress.Progress | None = None
+        self._task: rich.progress.TaskID | None = None
 
     def __call__(self, done: int, total: int | None = None, detail: str = "") -> None:
         if not self.enabled:
             return
+        if self._terminal:
+            self._redraw(done, total, detail)
+            return
         now = time.monotonic()
-        if now - self._last < self._every and (total is None or done < total
-                                               or not self._terminal):
+        if now - self._last < self._every:
             return
         self._last = now
-        count = f"{done}/{total}" if total is not None else f"{done} cases"
-        text = f"{self.label}: {count}  {detail}".rstrip()
-        text += f"  [{now - self._start:.0f}s]"
-        if self._terminal:
-            self._stream.write("\r" + text.ljust(self._width))
-            self._width = len(text)
-        else:
-            self._stream.write(text + "\n")
+        text = f"{self.label}: {_count(done, total)}  {detail}".rstrip()
+        self._stream.write(f"{text}  [{now - self._start:.0f}s]\n")
         self._stream.flush()
 
+    def _redraw(self, done: int, total: int | None, detail: str) -> None:
+        description = f"{self.label}: {_count(done, total)}"
+        now = time.monotonic()
+        if self._line is None or self._task is None:
+            self._line = _terminal_line(self._stream)
+            self._task = self._line.add_task(description, total=total, completed=done,
+                                             detail=detail)
+            self._line.start()  # draws the first count at once
+            self._last = now
+            return
+        self._line.update(self._task, description=description, total=total,
+                          completed=done, detail=detail)
+        # No refresh thread (a fork pool may start under it): redraw here, throttled,
+        # and always for the last case.
+        if now - self._last >= _REDRAW or (total is not None and done >= total):
+            self._last = now
+            self._line.refresh()
+
     def clear(self) -> None:
-        if self.enabled and self._terminal and self._width:
-            self._stream.write("\r" + " " * self._width + "\r")
-            self._stream.flush()
-            self._width = 0
+        """Take the terminal's line away (a plain line in a log stays)."""
+        if self._line is not None:
+            self._line.stop()
+            self._line, self._task = None, None
 
     def __enter__(self) -> Progress:
         return self
@@ -78,7 +101,32 @@ class Progress:
         self.clear()
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def _count(done: int, total: int | None) -> str:
+    return f"{done}/{total}" if total is not None else f"{done} cases"
+
+
+def _terminal_line(stream: TextIO) -> rich.progress.Progress:
+    """rich's transient progress line on ``stream``: the count, a bar, the detail and the
+    time taken; stdout and stderr are left alone (the report never passes through it)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    color = _settings["color"]
+    console = Console(file=stream, force_terminal=True, force_jupyter=False,
+                      no_color=True if color == "never" else False if color == "always"
+                      else None,
+                      markup=False, emoji=False, highlight=False)
+    return Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                    TextColumn("{task.fields[detail]}", markup=False), TimeElapsedColumn(),
+                    console=console, auto_refresh=False, transient=True,
+                    redirect_stdout=False, redirect_stderr=False)
+
+
+def _can_redraw(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal that can redraw a line (TERM=dumb cannot: it
+    gets the plain lines of a log)."""
+    if os.environ.get("TERM") == "dumb":
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
