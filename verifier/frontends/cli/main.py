@@ -159,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "2..3 for steps, 2..4 tokens per vocabulary for cross-vocab)")
     audit.add_argument("--horizon", type=_positive_int, metavar="N",
                        help="steps: number of emitted tokens whose joint law is compared; "
-                            "cross-vocab: number of characters of text (default 3)")
+                            "cross-vocab: number of characters of text (default: each "
+                            "case's longest token + 2, at least 3)")
     audit.add_argument("--stateful", action="store_true",
                        help="steps: hand the step stateful models (specexact.CachedModel: "
                             "next_distribution, append, rollback, ...) and check that each "
