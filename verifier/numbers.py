@@ -15,7 +15,8 @@ from typing import Any, Final
 
 from specexact.errors import InvalidArgument, InvalidDistribution
 
-__all__ = ["ONE", "ROW_SUM_SLACK", "ZERO", "as_distribution", "as_weights", "to_fraction"]
+__all__ = ["ONE", "ROW_SUM_SLACK", "ZERO", "as_distribution", "as_weights", "cumulative_index",
+           "to_fraction"]
 
 #: How far from 1 a float row given to float mode may sum (rounding-sized, as engines
 #: hand rows over); beyond it the row is refused as not a probability row.
@@ -158,3 +159,22 @@ def check_same_vocabulary(p: Sequence[Any], q: Sequence[Any]) -> None:
         msg = (f"p has {len(p)} entries and q has {len(q)}; "
                "target and draft must share one vocabulary")
         raise InvalidDistribution(msg)
+
+
+def cumulative_index(weights: Sequence[Any], target: Any) -> int:
+    """The first token whose cumulative weight exceeds ``target`` (tokens of weight 0
+    are never chosen); the last token of positive weight when none does (``target``
+    at the total).  Inverse-CDF sampling, exact on Fractions, the same walk on floats.
+
+    >>> cumulative_index([Fraction(1, 4), Fraction(0), Fraction(3, 4)], Fraction(1, 4))
+    2
+    """
+    acc: Any = 0
+    last = 0
+    for i, w in enumerate(weights):
+        if w:
+            acc += w
+            last = i
+            if target < acc:
+                return i
+    return last

@@ -23,7 +23,7 @@ from typing import Any
 
 from specexact.errors import ForeignProtocol, InvalidArgument, UnsupportedOperation
 from specexact.exact.tree import Chooser
-from specexact.numbers import ONE, ZERO, to_fraction
+from specexact.numbers import ONE, ZERO, cumulative_index, to_fraction
 from specexact.validation import check_optional_integer
 
 __all__ = [
@@ -915,16 +915,7 @@ class SeededRandom:
 
     def categorical(self, weights: Sequence[Any]) -> int:
         ws, total = _weights(weights, "categorical")
-        target = Fraction(self._random.random()) * total
-        acc = ZERO
-        last = 0
-        for i, w in enumerate(ws):
-            if w:
-                acc += w
-                last = i
-                if target < acc:
-                    return i
-        return last
+        return cumulative_index(ws, Fraction(self._random.random()) * total)
 
     def bernoulli(self, prob: Any) -> bool:
         return Fraction(self._random.random()) < _bernoulli_prob(prob)

@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any, final
 
 from specexact.errors import InvalidArgument, MissingDependency, Undecided
-from specexact.numbers import as_distribution, check_same_vocabulary
+from specexact.numbers import as_distribution, check_same_vocabulary, cumulative_index
 from specexact.tables import render_table
 from specexact.validation import check_integer
 
@@ -400,16 +400,7 @@ def _random_class() -> type:
 
         def categorical(self, weights: Sequence[Any]) -> int:
             ws = _float_weights(weights, "categorical")
-            target = float(self.random()) * math.fsum(ws)
-            acc = 0.0
-            last = 0
-            for i, w in enumerate(ws):
-                if w:
-                    acc += w
-                    last = i
-                    if target < acc:
-                        return i
-            return last
+            return cumulative_index(ws, float(self.random()) * math.fsum(ws))
 
         def bernoulli(self, prob: Any) -> bool:
             p = float(prob)
