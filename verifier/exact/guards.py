@@ -31,6 +31,9 @@ enumeration, :func:`swap_reporter` around each execution), the guards replace
   run.  Two clocks cannot rule out every dependence (code testing
   ``t > 10**12`` sees the same branch under both): a verdict then is the
   code's law under the frozen clocks, which no real clock reproduces.
+* the process and thread ids, the addresses shown by ``repr``/``format``, and the
+  files of ``/proc`` and ``/dev/*random``: :mod:`specexact.exact.process_guards`,
+  installed with these (the state they share is :mod:`specexact.exact.guard_state`).
 
 Each replacement calls ``report(error)``, which must record the error and
 unwind the execution (the choice tree's ``fail``): code under test that
