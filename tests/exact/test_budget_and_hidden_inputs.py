@@ -3,8 +3,11 @@ first undecided path; clocks, forks and other threads' draws give one stable ans
 
 from __future__ import annotations
 
+import fileinput
+import logging
 import os
 import random
+import tempfile
 import threading
 import time
 from fractions import Fraction as F
@@ -265,6 +268,59 @@ def test_a_thread_that_only_computes_keeps_the_verdict():
         return textbook(p, q, rng)
 
     assert check_sampler(threaded, (F(1, 3), F(2, 3)), HALF).passed
+
+
+PROCESS_COINS = {
+    "os.getpid()": lambda: os.getpid() % 2,
+    "threading.get_ident()": lambda: (threading.get_ident() >> 8) % 2,
+    "repr() of an object that shows its address": lambda: int(repr(object())[-3], 16) % 2,
+}
+
+
+@pytest.mark.parametrize("coin", sorted(PROCESS_COINS))
+def test_a_process_id_or_a_shown_address_used_as_a_coin_is_undecided(coin):
+    # Before: PASS or FAIL by the pid or the address of the moment.
+    bit = PROCESS_COINS[coin]
+
+    def process_coin(p, q, rng):
+        return rng.categorical(p if bit() else q)
+
+    assert f"ids it read ({coin})" in undecided_message(process_coin)
+
+
+def test_ids_of_threads_shown_addresses_and_libraries_keep_the_verdict():
+    # The honest twin: per-thread keys, a repr that matches id(), and libraries (logging,
+    # tempfile) that read the real pid while the code runs.
+    real_pid = os.getpid()
+
+    def per_thread(p, q, rng):
+        idents = {threading.get_ident(), _in_a_thread(threading.get_ident),
+                  _in_a_thread(threading.get_ident)}
+        assert len(idents) == 3, idents
+        thing = object()
+        assert repr(thing).endswith(f" at {id(thing):#x}>")
+        assert logging.makeLogRecord({}).process == real_pid != os.getpid()
+        with tempfile.TemporaryFile() as scratch:
+            scratch.write(b"x")
+        return textbook(p, q, rng)
+
+    assert check_sampler(per_thread, (F(1, 3), F(2, 3)), HALF).passed
+
+
+def test_a_proc_file_read_by_the_code_is_undecided_but_not_by_a_library():
+    def ticks(p, q, rng):
+        with open("/proc/self/stat") as stat:
+            return rng.categorical(p if int(stat.read().split()[13]) % 2 else q)
+
+    with pytest.raises(HiddenRandomness, match="read the file /proc/self/stat"):
+        check_sampler(ticks, (F(1, 3), F(2, 3)), HALF)
+
+    def library(p, q, rng):
+        with fileinput.FileInput(files=("/proc/self/stat",)) as stat:  # open() in fileinput
+            assert list(stat)
+        return textbook(p, q, rng)
+
+    assert check_sampler(library, (F(1, 3), F(2, 3)), HALF).passed
 
 
 def test_specexacts_own_addresses_are_not_read_as_the_codes():

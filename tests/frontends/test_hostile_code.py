@@ -303,6 +303,54 @@ def test_a_hidden_coin_is_one_stable_undecided(tmp_path, coin):
             else "clock or the object addresses") in runs[0].stderr
 
 
+#: Coins that escaped the guards (issue 24, hidden randomness): the address shown by a
+#: default repr, the process and thread ids, the CPU ticks read from /proc.  Before, each
+#: gave PASS or FAIL, and the pid, the thread id and /proc moved from run to run.
+PROCESS_COINS = {
+    "repr-address": ("int(repr(object())[-3], 16) % 2",
+                     "repr() of an object that shows its address"),
+    "format-address": ("int(format(object(), '')[-4], 16) % 2",
+                       "format() of an object that shows its address"),
+    "getpid": ("os.getpid() % 2", "(os.getpid())"),
+    "getppid": ("os.getppid() % 2", "(os.getppid())"),
+    "get-ident": ("(threading.get_ident() >> 8) % 2", "(threading.get_ident())"),
+    "get-native-id": ("threading.get_native_id() % 2", "(threading.get_native_id())"),
+    "bound-getpid": ("getpid() % 2", "(os.getpid())"),
+    "proc-self-stat": ("int(open('/proc/self/stat').read().split()[13]) % 2",
+                       "the code read the file /proc/self/stat, the state of its own process"),
+    "proc-through-pathlib": ("int(Path('/proc/self/stat').read_text().split()[13]) % 2",
+                             "the code read the file /proc/self/stat"),
+    "dev-urandom": ("open('/dev/urandom', 'rb').read(1)[0] % 2",
+                    "the code read the file /dev/urandom, entropy from the operating system"),
+}
+
+
+@pytest.mark.parametrize("coin", sorted(PROCESS_COINS))
+def test_a_process_id_address_or_proc_file_used_as_a_coin_is_one_stable_undecided(
+        tmp_path, coin):
+    expression, needle = PROCESS_COINS[coin]
+    source = ("import os, threading\nfrom os import getpid\nfrom pathlib import Path\n"
+              f"def rule(p, q, rng):\n    return rng.categorical(p if {expression} else q)\n")
+    runs = [audit(tmp_path, source, "rule") for _ in range(2)]
+    assert [r.returncode for r in runs] == [2, 2], [r.stdout + r.stderr for r in runs]
+    assert runs[0].stderr == runs[1].stderr and runs[0].stdout == ""
+    assert "no verdict possible" in runs[0].stderr and needle in runs[0].stderr
+    assert "draw from rng instead" in runs[0].stderr and "Traceback" not in runs[0].stderr
+
+
+def test_a_sampler_that_only_logs_its_pid_and_reprs_keeps_its_verdict(tmp_path):
+    # The twin of the coins above: ids and reprs that do not decide anything, a file
+    # read that is not /proc.
+    source = "import os, threading\n" + TEXTBOOK.replace("    x = rng.categorical(q)", f"""\
+    tag = f"{{os.getpid()}}-{{threading.get_ident()}}-{{repr(object())}}"
+    assert len(tag) > 3 and open({str(tmp_path / "hostile.py")!r}).read()
+    x = rng.categorical(q)""", 1)
+    done = audit(tmp_path, source, "textbook")
+    assert done.returncode == 0 and done.stdout.startswith("PASS"), done.stderr
+    naive = audit(tmp_path, source.replace("r = [max(a - b, 0)", "r = [a"), "textbook")
+    assert naive.returncode == 1 and naive.stdout.startswith("FAIL"), naive.stderr
+
+
 THREAD_COIN = '''
 import os, random, threading, time
 def rule(p, q, rng):

@@ -44,6 +44,7 @@ from specexact.exact.guards import (
     check_threads,
     clock_epoch,
     clock_reads,
+    frozen_reads_message,
     installed,
     swap_reporter,
 )
@@ -252,15 +253,10 @@ class _Run:
         law = self.law_once(source, eager)
         if clock_reads() == reads:
             return law
-        with clock_epoch(1):
+        with clock_epoch(1) as read:
             other = self.law_once(source, eager)
         if other != law:
-            raise HiddenRandomness(
-                "the law of what the code returns depends on the clock or the object "
-                "addresses it read (time.time, perf_counter, monotonic, datetime.now, id(), "
-                "hash(object())...): run under two frozen clocks and addresses it gave two "
-                "different laws, so they act as a coin and no exact verdict is possible; "
-                "draw from rng instead")
+            raise HiddenRandomness(frozen_reads_message(read))
         return law
 
     def law_once(self, source: type[ExactRandom], eager: bool,

@@ -31,6 +31,9 @@ enumeration, :func:`swap_reporter` around each execution), the guards replace
   run.  Two clocks cannot rule out every dependence (code testing
   ``t > 10**12`` sees the same branch under both): a verdict then is the
   code's law under the frozen clocks, which no real clock reproduces.
+* the process and thread ids, the addresses shown by ``repr``/``format``, and the
+  files of ``/proc`` and ``/dev/*random``: :mod:`specexact.exact.process_guards`,
+  installed with these (the state they share is :mod:`specexact.exact.guard_state`).
 
 Each replacement calls ``report(error)``, which must record the error and
 unwind the execution (the choice tree's ``fail``): code under test that
@@ -50,20 +53,24 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 from specexact.errors import HiddenRandomness, SamplerFailure, Undecided
+from specexact.exact.guard_state import (
+    ENTROPY_MESSAGE,
+    GUARD,
+    Report,
+    caller_is_engine,
+    child_reads,
+    frozen_address,
+    record_read,
+)
+from specexact.exact.process_guards import BOUND_GUARDS, BOUND_ORIGINALS, swap_process_guards
 
 __all__ = ["ProcessExit", "ProcessFork", "check_threads", "clock_epoch", "clock_reads",
-           "installed", "real_monotonic", "running", "swap_reporter"]
-
-Report = Callable[[BaseException], NoReturn]
-
-_ENTROPY_MESSAGE = (
-    "the code read {what}, entropy from the operating system that cannot be replayed "
-    "(os.urandom, secrets, random.SystemRandom, uuid4...); its draws cannot be "
-    "enumerated, so no exact verdict is possible: draw from rng instead")
+           "frozen_reads_message", "installed", "real_monotonic", "running",
+           "swap_reporter"]
 
 
 class ProcessExit(SamplerFailure):
@@ -74,24 +81,7 @@ class ProcessFork(Undecided):
     """The code under test forked the process (``os.fork``): no verdict."""
 
 
-class _Guard(threading.local):
-    report: Report | None = None
-    #: Clock reads in the current execution, and in this thread in all.
-    reads = 0
-    total_reads = 0
-    #: Which frozen clock the reads see (0 or 1).
-    epoch = 0
-    #: The frozen addresses of the current execution: id(object) -> (object, address).
-    addresses: dict[int, tuple[Any, int]] | None = None
-    #: The findings of threads the current execution started.
-    pending: list[BaseException] | None = None
-    #: Whether this thread was started by the code under test.
-    child = False
-
-
-_GUARD = _Guard()
-#: Clock and address reads made by threads the code under test started.
-_child_reads = [0]
+_GUARD = GUARD
 _ORIGINAL_EXIT = os._exit
 _ORIGINAL_ABORT = os.abort
 _ORIGINAL_URANDOM = os.urandom
@@ -118,7 +108,8 @@ def check_threads() -> None:
 
 
 def _child(function: Callable[..., Any], report: Report, pending: list[BaseException],
-           epoch: int) -> Callable[..., Any]:
+           epoch: int, index: int, started: list[int],
+           names: dict[str, None] | None) -> Callable[..., Any]:
     """``function`` run in a new thread under the guards of the execution that started it."""
 
     def child_report(error: BaseException) -> NoReturn:
@@ -129,6 +120,7 @@ def _child(function: Callable[..., Any], report: Report, pending: list[BaseExcep
         guard = _GUARD
         guard.report, guard.epoch, guard.addresses = child_report, epoch, {}
         guard.pending, guard.child = pending, True
+        guard.thread_index, guard.started, guard.names = index, started, names
         try:
             return function(*args, **kwargs)
         except _ThreadFinding:
@@ -159,7 +151,12 @@ def _start_new_thread(function: Callable[..., Any], args: tuple[Any, ...],
         return _ORIGINAL_START(function, args, *rest)
     if guard.pending is None:
         guard.pending = []
-    return _ORIGINAL_START(_child(function, report, guard.pending, guard.epoch), args, *rest)
+    if guard.started is None:
+        guard.started = [0]
+    guard.started[0] += 1  # threads are numbered in the order the code starts them
+    child = _child(function, report, guard.pending, guard.epoch, guard.started[0],
+                   guard.started, guard.names)
+    return _ORIGINAL_START(child, args, *rest)
 
 
 def _exit(status: int) -> NoReturn:
@@ -184,7 +181,7 @@ def _urandom(size: int) -> bytes:
     report = _reporter()
     if report is None:
         return _ORIGINAL_URANDOM(size)
-    report(HiddenRandomness(_ENTROPY_MESSAGE.format(what=f"os.urandom({size!r})")))
+    report(HiddenRandomness(ENTROPY_MESSAGE.format(what=f"os.urandom({size!r})")))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -234,14 +231,12 @@ _WALL = ((1_700_000_000_250_000_000, 1_000_000), (1_812_345_679_751_235_123, 13_
 _COUNTER = ((1_000_500_000_000, 1_000_000), (987_654_125_678_901, 13_700_001))
 
 
-def _frozen(wall: bool) -> int:
+def _frozen(wall: bool, what: str) -> int:
     """The next frozen read, in nanoseconds."""
     guard = _GUARD
     k = guard.reads
     guard.reads = k + 1
-    guard.total_reads += 1
-    if guard.child:
-        _child_reads[0] += 1
+    record_read(what)
     base, step = (_WALL if wall else _COUNTER)[guard.epoch]
     return base + k * step
 
@@ -250,53 +245,37 @@ def _clock_guard(original: Callable[[], Any], wall: bool, ns: bool) -> Callable[
     def clock() -> Any:
         if _GUARD.report is None:
             return original()
-        value = _frozen(wall)
+        value = _frozen(wall, what)
         return value if ns else value / 1_000_000_000
 
+    what = f"time.{getattr(original, '__name__', 'clock')}()"
     clock.__name__ = getattr(original, "__name__", "clock")
     clock.__doc__ = getattr(original, "__doc__", None)
     return clock
 
 
-# Frozen addresses, per epoch: 16-byte aligned like CPython's, other parities of the
-# higher bits in the second epoch.
-_ADDRESSES = ((0x7F00_0000_1000, 0x40), (0x5A5A_5A5A_5FF0, 0x1D0))
 _ORIGINAL_ID = builtins.id
 _ORIGINAL_HASH = builtins.hash
 _IDENTITY_HASH: Any = object.__hash__
 
 
-def _address(obj: Any) -> int | None:
+def _address(obj: Any, what: str) -> int | None:
     """The frozen address of ``obj`` in the current execution (None outside one, and for
     specexact's own code, which keys its caches by real addresses)."""
     guard = _GUARD
-    addresses = guard.addresses
-    if addresses is None or guard.report is None:
-        return None
-    caller = sys._getframe(2).f_globals.get("__name__", "")  # who called id() or hash()
-    if caller.startswith("specexact.") and not caller.startswith("specexact.counterexamples"):
-        return None  # the catalogue's rules are code under test like any other
-    key = _ORIGINAL_ID(obj)
-    known = addresses.get(key)
-    if known is not None:
-        return known[1]
-    base, step = _ADDRESSES[guard.epoch]
-    value = base + len(addresses) * step
-    addresses[key] = (obj, value)  # kept alive: no other object gets its real id
-    guard.total_reads += 1
-    if guard.child:
-        _child_reads[0] += 1
-    return value
+    if guard.addresses is None or guard.report is None or caller_is_engine(2):
+        return None  # caller_is_engine(2): who called id() or hash()
+    return frozen_address(obj, what)
 
 
 def _id(obj: Any, /) -> int:
-    value = _address(obj)
+    value = _address(obj, "id()")
     return _ORIGINAL_ID(obj) if value is None else value
 
 
 def _hash(obj: Any, /) -> int:
     if type(obj).__hash__ is _IDENTITY_HASH:
-        value = _address(obj)
+        value = _address(obj, "hash() of an object hashed by identity")
         if value is not None:
             return value >> 4  # CPython's identity hash: the address rotated by 4 bits
     return _ORIGINAL_HASH(obj)
@@ -328,14 +307,15 @@ class _GuardedDatetime(datetime.datetime):
     def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:  # type: ignore[override]
         if _GUARD.report is None:
             return _ORIGINAL_DATETIME.now(tz)
-        return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True) / 1_000_000_000, tz)
+        return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True, "datetime.now()") / 1_000_000_000,
+                                                tz)
 
     @classmethod
     def utcnow(cls) -> datetime.datetime:  # type: ignore[override]
         if _GUARD.report is None:
             return _ORIGINAL_DATETIME.utcnow()
-        return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True) / 1_000_000_000,
-                                                datetime.UTC) \
+        return _ORIGINAL_DATETIME.fromtimestamp(_frozen(True, "datetime.utcnow()")
+                                                / 1_000_000_000, datetime.UTC) \
             .replace(tzinfo=None)
 
     @classmethod
@@ -343,9 +323,12 @@ class _GuardedDatetime(datetime.datetime):
         return cls.now()
 
 
-# Where modules bound a clock by name (``from time import perf_counter``): found once
-# per module, swapped while the guards are installed.
-_originals = {id(fn): name for name, fn in _CLOCKS.items()}
+# Where modules bound a clock or an id by name (``from time import perf_counter``,
+# ``from os import getpid``): found once per module, swapped while the guards are
+# installed.
+_BOUND_ORIGINALS = {**_CLOCKS, **BOUND_ORIGINALS}
+_BOUND_GUARDS = {**_CLOCK_GUARDS, **BOUND_GUARDS}
+_originals = {id(fn): name for name, fn in _BOUND_ORIGINALS.items()}
 _bound: list[tuple[dict[str, Any], str, str]] = []
 _scanned: set[str] = set()
 
@@ -355,14 +338,15 @@ def _scan_modules() -> None:
         if module_name in _scanned:
             continue
         _scanned.add(module_name)
-        if module_name.split(".")[0] in ("specexact", "time", "datetime"):
+        if module_name.split(".")[0] in ("specexact", "time", "datetime", "os", "posix",
+                                         "threading", "_thread"):
             continue
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):
             continue
         for key, value in list(namespace.items()):
             name = _originals.get(id(value))
-            if name is not None and value is _CLOCKS[name]:
+            if name is not None and value is _BOUND_ORIGINALS[name]:
                 _bound.append((namespace, key, name))
 
 
@@ -385,11 +369,12 @@ def _swap(guarded: bool) -> None:
     builtins.hash = _hash if guarded else _ORIGINAL_HASH
     threading._start_new_thread = (  # type: ignore[attr-defined]
         _start_new_thread if guarded else _ORIGINAL_START)
+    swap_process_guards(guarded)
     if guarded and len(_scanned) != len(sys.modules):
         _scan_modules()
     for namespace, key, name in _bound:
-        old, new = (_CLOCKS[name], _CLOCK_GUARDS[name]) if guarded \
-            else (_CLOCK_GUARDS[name], _CLOCKS[name])
+        old, new = (_BOUND_ORIGINALS[name], _BOUND_GUARDS[name]) if guarded \
+            else (_BOUND_GUARDS[name], _BOUND_ORIGINALS[name])
         if namespace.get(key) is old:
             namespace[key] = new
 
@@ -414,20 +399,35 @@ def running() -> bool:
 
 
 def clock_reads() -> int:
-    """How many times code under test read a clock or an address on this thread, or in
-    threads it started (frozen reads)."""
-    return _GUARD.total_reads + _child_reads[0]
+    """How many times code under test read a clock, an address or a process or thread id
+    on this thread, or in threads it started (frozen reads)."""
+    return _GUARD.total_reads + child_reads[0]
 
 
 @contextlib.contextmanager
-def clock_epoch(epoch: int) -> Iterator[None]:
-    """Read the frozen clock number ``epoch`` (0 or 1) on this thread within the body."""
-    previous = _GUARD.epoch
-    _GUARD.epoch = epoch
+def clock_epoch(epoch: int) -> Iterator[dict[str, None]]:
+    """Read the frozen clocks, addresses and ids number ``epoch`` (0 or 1) on this thread
+    within the body; what the code read there is collected in the dictionary yielded
+    (``{"os.getpid()": None}``), for :func:`frozen_reads_message`."""
+    guard = _GUARD
+    previous, names = guard.epoch, guard.names
+    collected: dict[str, None] = {}
+    guard.epoch, guard.names = epoch, collected
     try:
-        yield
+        yield collected
     finally:
-        _GUARD.epoch = previous
+        guard.epoch, guard.names = previous, names
+
+
+def frozen_reads_message(names: Iterable[str]) -> str:
+    """Why a law that moved between the two frozen epochs has no verdict, naming what the
+    code read (``names``: the reads :func:`clock_epoch` collected)."""
+    read = sorted(names)
+    shown = ", ".join(read[:6]) + (f" and {len(read) - 6} more" if len(read) > 6 else "")
+    return ("the law of what the code returns depends on the clock or the object addresses "
+            f"or the process and thread ids it read ({shown or 'in another thread'}): run "
+            "under two frozen clocks, addresses and ids it gave two different laws, so they "
+            "act as a coin and no exact verdict is possible; draw from rng instead")
 
 
 @contextlib.contextmanager
@@ -463,6 +463,7 @@ def swap_reporter(report: Report | None) -> Report | None:
         guard.reads = 0  # each execution's clock starts again: replays read the same times
         guard.addresses = {}  # and so do its addresses
         guard.pending = None
+        guard.thread_index, guard.started = 0, None  # and its threads' ids
     else:
         guard.addresses = None
     return previous
