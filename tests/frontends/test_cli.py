@@ -515,6 +515,23 @@ def test_the_terminal_line_is_richs_transient_progress_and_leaves_stdout_alone(m
     assert "\x1b[?25h" in text  # the cursor is given back
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_a_long_label_is_shortened_first_and_the_count_and_detail_stay_whole(
+        monkeypatch, columns):
+    # The CI checkout's paths are long: the count and the detail used to be cut off.
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.delenv("TERM", raising=False)
+    label = "sampling /check/work/main/tests/statistical/test_batched.py:textbook"
+    tty = _Terminal()
+    with Progress(label, stream=tty) as shown:
+        shown(16, 16, "3,116,000 draws, 1,234,567 draws/s")
+    lines = _COLOUR.sub("", tty.getvalue()).split("\r\x1b[2K")
+    last = lines[-1].split("\n")[0].removeprefix("\x1b[?25l")
+    assert "textbook: 16/16 " in last and "1,234,567 draws/s" in last
+    assert last.startswith("…") and re.search(r"\d:\d\d:\d\d$", last.rstrip())
+    assert len(last.rstrip()) <= columns
+
+
 @pytest.mark.parametrize("color", ["never", "always"])
 def test_the_terminal_line_is_coloured_as_color_says(monkeypatch, color):
     monkeypatch.setenv("TERM", "xterm-256color")

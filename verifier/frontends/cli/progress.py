@@ -22,6 +22,11 @@ __all__ = ["Progress", "configure"]
 _EVERY = {"quiet": None, "normal": 10.0, "verbose": 1.0}
 #: Seconds between redraws of the terminal's line (at most ten a second).
 _REDRAW = 0.1
+#: Columns of the terminal's bar and of its time (``0:00:00``); the label gets what the
+#: count, the bar, the detail and the time leave, and never fewer than _MIN_LABEL.
+_BAR = 10
+_TIME = 7
+_MIN_LABEL = 12
 _settings = {"level": "normal", "color": "auto"}
 
 
@@ -70,22 +75,32 @@ class Progress:
         self._stream.flush()
 
     def _redraw(self, done: int, total: int | None, detail: str) -> None:
-        description = f"{self.label}: {_count(done, total)}"
+        description = _count(done, total)
         now = time.monotonic()
         if self._line is None or self._task is None:
             self._line = _terminal_line(self._stream)
             self._task = self._line.add_task(description, total=total, completed=done,
-                                             detail=detail)
+                                             detail=detail, label=self._label_for(
+                                                 self._line.console.width, description,
+                                                 detail))
             self._line.start()  # draws the first count at once
             self._last = now
             return
         self._line.update(self._task, description=description, total=total,
-                          completed=done, detail=detail)
+                          completed=done, detail=detail,
+                          label=self._label_for(self._line.console.width, description,
+                                                detail))
         # No refresh thread (a fork pool may start under it): redraw here, throttled,
         # and always for the last case.
         if now - self._last >= _REDRAW or (total is not None and done >= total):
             self._last = now
             self._line.refresh()
+
+    def _label_for(self, width: int, count: str, detail: str) -> str:
+        """The label shortened to what the count, the bar, the detail and the time leave
+        on a ``width``-column line: its start goes first (the rule's name is at the end)."""
+        room = width - len(count) - len(detail) - _BAR - _TIME - 5
+        return _shorten_left(f"{self.label}:", max(room, _MIN_LABEL))
 
     def clear(self) -> None:
         """Take the terminal's line away (a plain line in a log stays)."""
@@ -101,23 +116,37 @@ class Progress:
         self.clear()
 
 
+def _shorten_left(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[len(text) - width + 1:]
+
+
 def _count(done: int, total: int | None) -> str:
     return f"{done}/{total}" if total is not None else f"{done} cases"
 
 
 def _terminal_line(stream: TextIO) -> rich.progress.Progress:
-    """rich's transient progress line on ``stream``: the count, a bar, the detail and the
-    time taken; stdout and stderr are left alone (the report never passes through it)."""
+    """rich's transient progress line on ``stream``: the label, the count, a bar, the
+    detail and the time taken; stdout and stderr are left alone (the report never passes
+    through it). On a narrow terminal the label (often a long path) is shortened first
+    and the bar next; the count, the detail and the time stay whole."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
     color = _settings["color"]
     console = Console(file=stream, force_terminal=True, force_jupyter=False,
                       no_color=True if color == "never" else False if color == "always"
                       else None,
                       markup=False, emoji=False, highlight=False)
-    return Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                    TextColumn("{task.fields[detail]}", markup=False), TimeElapsedColumn(),
+    def whole() -> Column:
+        return Column(no_wrap=True)
+
+    return Progress(TextColumn("{task.fields[label]}", markup=False, table_column=whole()),
+                    TextColumn("{task.description}", markup=False, table_column=whole()),
+                    BarColumn(bar_width=_BAR, table_column=whole()),
+                    TextColumn("{task.fields[detail]}", markup=False,
+                               table_column=whole()),
+                    TimeElapsedColumn(table_column=whole()),
                     console=console, auto_refresh=False, transient=True,
                     redirect_stdout=False, redirect_stderr=False)
 
