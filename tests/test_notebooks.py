@@ -59,6 +59,7 @@ def test_there_are_at_least_three_notebooks():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.slow
 def test_notebook_runs_without_error(path):
     notebook = execute(path)
     outputs = text_outputs(notebook)

@@ -209,6 +209,7 @@ def rules_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli_finds_the_wrong_rule_and_passes_the_right_one(rules_file):
     code, out, _ = run("audit", f"{rules_file}:bad", "--kind", "cross-vocab", "--examples", "5")
     assert code == 1
@@ -239,6 +240,7 @@ def test_explain_reruns_a_cross_vocabulary_witness():
     assert code == 0 and json.loads(out)["kind"] == "cross-vocab"
 
 
+@pytest.mark.slow
 def test_assertion_helper():
     result = assert_crossvocab_preserves_target(cv.slem, examples=5)
     assert result.passed and result.kind == "cross-vocab"

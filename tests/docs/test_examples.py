@@ -25,6 +25,7 @@ README_COMMANDS = (
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+@pytest.mark.slow
 def test_examples_show_what_they_print(page):
     done = subprocess.run([sys.executable, str(SCRIPT), "--check", str(page)],
                           capture_output=True, text=True, timeout=900, check=False)

@@ -185,6 +185,7 @@ except BudgetExceeded:
 """
 
 
+@pytest.mark.slow
 def test_a_stopped_execution_leaves_the_thread_working():
     """Regression: the watchdog cleared its unwinding exception with
     PyThreadState_SetAsyncExc(NULL), which leaves CPython 3.11's pending-exception

@@ -244,6 +244,7 @@ def test_without_targets_the_catalogue_is_audited_and_the_line_says_so(tmp_path,
     ("explain", "no-such-rule"),
     ("audit", "--kind", "stpe", "x.py:f"),
 ])
+@pytest.mark.slow
 def test_every_command_gives_a_valid_document_in_every_format(tmp_path, monkeypatch, argv):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.py").write_text(SAMPLERS)
@@ -301,6 +302,7 @@ def test_colour_always_colours_the_verdict_and_never_does_not(tmp_path, monkeypa
     assert err_line.startswith("specexact: \x1b[1;31merror:\x1b[0m ")
 
 
+@pytest.mark.slow
 def test_the_plugin_audits_the_configured_targets(project):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "--specexact-targets"], cwd=project, capture_output=True,
@@ -341,6 +343,7 @@ def test_a_run_that_never_reports_still_gives_a_document(tmp_path):
     assert document["verdict"] == "undecided" and document["command"] == "audit"
 
 
+@pytest.mark.slow
 def test_plot_draws_the_witness_and_a_bad_path_stops_before_computing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.py").write_text(SAMPLERS)

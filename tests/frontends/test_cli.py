@@ -130,6 +130,7 @@ def samplers(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_lossless_sampler_passes_with_exit_0(samplers):
     code, out, err = run("audit", target(samplers, "textbook"))
     assert code == 0, out + err
@@ -155,6 +156,7 @@ def test_a_biased_sampler_fails_with_exit_1_and_an_exact_table(samplers):
 
 @pytest.mark.parametrize("name", ["wrong_only_when_equal", "wrong_only_from_three",
                                   "proposed_only", "out_of_vocabulary", "divides_by_zero"])
+@pytest.mark.slow
 def test_default_audit_finds_the_hard_bugs(samplers, name):
     code, data = run_json("audit", target(samplers, name))
     assert code == 1, data
@@ -330,6 +332,7 @@ def test_horizon_is_refused_for_a_sampler(samplers):
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_vocab_sizes_restrict_the_search(samplers):
     # wrong only from vocabulary 3: invisible when only size 2 is covered
     code, data = run_json("audit", target(samplers, "wrong_only_from_three"),
@@ -338,18 +341,21 @@ def test_vocab_sizes_restrict_the_search(samplers):
     assert data["vocab_sizes"] == [2, 2]
 
 
+@pytest.mark.slow
 def test_examples_change_the_number_of_cases(samplers):
     _, few = run_json("audit", target(samplers, "textbook"), "--examples", "0")
     _, more = run_json("audit", target(samplers, "textbook"), "--examples", "20")
     assert few["cases"] < more["cases"]
 
 
+@pytest.mark.slow
 def test_seed_makes_runs_reproducible(samplers):
     first = run_json("audit", target(samplers, "textbook"), "--seed", "7", "--examples", "30")
     again = run_json("audit", target(samplers, "textbook"), "--seed", "7", "--examples", "30")
     assert first == again
 
 
+@pytest.mark.slow
 def test_jobs_split_the_sweep_and_agree(samplers):
     code1, one = run_json("audit", target(samplers, "wrong_only_from_three"))
     code2, two = run_json("audit", target(samplers, "wrong_only_from_three"), "--jobs", "2")
@@ -358,6 +364,7 @@ def test_jobs_split_the_sweep_and_agree(samplers):
     assert one["counterexample"]["actual"].keys() == two["counterexample"]["actual"].keys()
 
 
+@pytest.mark.slow
 def test_jobs_on_a_pass(samplers):
     code, data = run_json("audit", target(samplers, "textbook"), "--jobs", "2",
                           "--examples", "10")
@@ -402,6 +409,7 @@ def test_detect_kind_a_step_reading_model_vocab_is_cross_vocab():
     assert detect_kind(plain) == "step"
 
 
+@pytest.mark.slow
 def test_a_cross_vocab_step_is_audited_as_one_without_kind(tmp_path, capsys):
     path = tmp_path / "tli.py"
     path.write_text(
@@ -610,6 +618,7 @@ def test_explain_suggests_near_names():
     assert "naive-resample" in err
 
 
+@pytest.mark.slow
 def test_console_script_runs():
     script = Path(sys.executable).with_name("specexact")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "specexact"]
@@ -728,6 +737,7 @@ def test_inclusive_comparison_needs_the_grid(float_samplers):
     assert leaked == Fraction(1, 2**24)
 
 
+@pytest.mark.slow
 def test_statistical_mode(float_samplers):
     pytest.importorskip("numpy")
     code, data = run_json("audit", target(float_samplers, "numpy_naive"), "--statistical",
@@ -800,6 +810,7 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_lossless_step_passes_and_its_kind_is_read_from_the_signature(steps):
     code, data = run_json("audit", target(steps, "chain"), "--examples", "10")
     assert code == 0, data
@@ -850,6 +861,7 @@ def one_uniform_step(target, draft, prefix, rng, gamma=2):
     return (*xs, rng.categorical(ps[gamma]))
 
 
+@pytest.mark.slow
 def test_horizon_one_only_sees_the_first_token(steps):
     code, data = run_json("audit", target(steps, "one_uniform"), "--horizon", "1")
     assert code == 0, data
@@ -878,6 +890,7 @@ CATALOGUE_SAMPLE = ("textbook", "naive-resample", "lenient-acceptance", "chain-g
                     "shared-uniform", "tli", "tli-unnormalised-q")
 
 
+@pytest.mark.slow
 def test_audit_without_target_checks_each_kind_of_catalogue_entry(monkeypatch):
     from specexact.counterexamples import get
     from specexact.frontends.cli import catalogue_cmd

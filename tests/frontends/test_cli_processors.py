@@ -43,6 +43,7 @@ def steps(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_processed_step_passes_and_a_bonus_only_one_fails(steps):
     pipe = f"{steps}:PIPELINE"
     code, out, _ = run("audit", f"{steps}:right", "--processors", pipe, "--examples", "5")

@@ -76,6 +76,7 @@ def steps(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("target", ["specexact.counterexamples.samplers:naive_resample",
                                     "specexact.counterexamples.samplers:textbook"])
+@pytest.mark.slow
 def test_jobs_never_change_the_report(target, capsys):
     reports = []
     for jobs in ("1", "3"):
@@ -125,6 +126,7 @@ def test_json_stdout_stays_clean_when_the_module_prints_at_import(targets, capsy
     assert "module-level chatter" in captured.err
 
 
+@pytest.mark.slow
 def test_jobs_coverage_accounts_for_every_size(targets):
     # Issue 13: --jobs no longer splits one target's search per vocabulary size
     # (that made the report depend on N); the coverage is the one search's.
@@ -158,6 +160,7 @@ def test_a_passing_audit_writes_nothing_into_the_working_directory(tmp_path):
     assert not (tmp_path / ".hypothesis").exists()
 
 
+@pytest.mark.slow
 def test_examples_zero_runs_the_edge_cases_only(steps: str) -> None:
     # Hypothesis refuses max_examples=0; the audit used to end in an internal error.
     code, out, err = run("audit", f"{steps}:plain", "--examples", "0")
@@ -165,6 +168,7 @@ def test_examples_zero_runs_the_edge_cases_only(steps: str) -> None:
     assert "Hypothesis" not in out
 
 
+@pytest.mark.slow
 def test_cli_audits_stateful_steps(steps: str) -> None:
     code, out, err = run("audit", f"{steps}:stateful_chain", "--stateful", "--examples", "2")
     assert code == 0, out + err

@@ -168,6 +168,7 @@ def test_default_audit_sees_the_float32_zero_of_torch_rand(module: Path) -> None
         " ".join(text.split())
 
 
+@pytest.mark.slow
 def test_continuous_uniform_hides_it_and_the_textbook_rule_passes_in_exact_semantics(
         module: Path) -> None:
     assert run("audit", f"{module}:inclusive", "--torch", "--uniform", "continuous")[0] == 0
@@ -178,6 +179,7 @@ def test_continuous_uniform_hides_it_and_the_textbook_rule_passes_in_exact_seman
     assert "rows as the float32 run got them" in out
 
 
+@pytest.mark.slow
 def test_default_chain_audit_sees_the_float32_zero(tmp_path: Path) -> None:
     path = tmp_path / "chain_rules.py"
     path.write_text(INCLUSIVE_CHAIN)
@@ -196,6 +198,7 @@ def test_torch_flags_without_torch_are_refused(module: Path) -> None:
         assert "add --torch" in err
 
 
+@pytest.mark.slow
 def test_decode_signature_audits_a_whole_loop() -> None:
     target = "tests.torch.test_decode"
     code, out, _ = run("audit", f"{target}:speculative_loop", "--torch", "--signature",

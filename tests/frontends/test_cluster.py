@@ -64,6 +64,7 @@ def _decode(executor: Any, step: Any = CHAIN, vocab: int = 4, horizon: int = 4,
 
 
 @pytest.mark.parametrize("budget", [None, Budget(max_seconds=600)])
+@pytest.mark.slow
 def test_a_split_decode_is_the_serial_decode_byte_for_byte(budget):
     serial = _decode(None, budget=budget)
     pool = Counting(2)
@@ -77,6 +78,7 @@ def test_a_split_decode_is_the_serial_decode_byte_for_byte(budget):
 @pytest.mark.parametrize("rule", ["stateful-chain", "rollback-keeps-rejected",
                                   "specinfer-multiround", "block-verification",
                                   "first-draft-unverified"])
+@pytest.mark.slow
 def test_stateful_tree_and_wrong_steps_split_as_they_decode_serially(rule):
     """Caches (and a cache that diverges), trees of drafts, a biased rule: the law, the
     rows, the states and the cache check are the serial ones."""
@@ -151,6 +153,9 @@ def _error(executor: Any, step: Any, budget: Budget | None = None) -> str:
     return f"{type(exc).__name__}: {exc} {getattr(exc, 'resolved_mass', None)}"
 
 
+@pytest.mark.slow
+
+
 def test_a_state_that_raises_in_a_worker_raises_as_in_the_serial_decode():
     pool = Counting(2)
     assert _error(pool, _raises_late) == _error(None, _raises_late)
@@ -158,6 +163,7 @@ def test_a_state_that_raises_in_a_worker_raises_as_in_the_serial_decode():
     assert "boom at (3, 3, 3)" in _error(None, _raises_late)
 
 
+@pytest.mark.slow
 def test_a_budget_running_out_in_a_split_level_stops_where_the_serial_decode_stops():
     serial_ops = _decode_operations()
     budget = Budget(max_total_operations=serial_ops * 3 // 4)
@@ -209,6 +215,7 @@ def serial_sweep() -> str:
     return _sweep(LocalExecutor(1))
 
 
+@pytest.mark.slow
 def test_a_sweep_is_the_same_bytes_on_one_and_two_jobs(serial_sweep):
     serial = serial_sweep
     assert _sweep(Counting(2)) == serial
@@ -287,6 +294,7 @@ def test_a_decode_split_on_dask_is_the_serial_decode(threads_cluster):
     assert cluster.failed == 0
 
 
+@pytest.mark.slow
 def test_a_sweep_on_dask_is_the_same_bytes(threads_cluster, serial_sweep):
     cluster = Counting(inner=threads_cluster)
     assert _sweep(cluster) == serial_sweep

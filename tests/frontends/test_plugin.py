@@ -89,6 +89,7 @@ def test_a_failing_sampler_shows_the_exact_witness(rules):
     ])
 
 
+@pytest.mark.slow
 def test_command_line_options_are_respected(rules):
     rules.makepyfile(test_opts='''
         from specexact import assert_preserves_target
@@ -112,6 +113,7 @@ def test_command_line_options_are_respected(rules):
     result.assert_outcomes(failed=1)
 
 
+@pytest.mark.slow
 def test_ini_settings_and_command_line_precedence(rules, monkeypatch):
     rules.makeini('''
         [pytest]
@@ -135,6 +137,9 @@ def test_ini_settings_and_command_line_precedence(rules, monkeypatch):
     rules.runpytest().assert_outcomes(passed=1)
     monkeypatch.setenv("WANT_EXAMPLES", "9")
     rules.runpytest("--specexact-examples", "9").assert_outcomes(passed=1)
+
+
+@pytest.mark.slow
 
 
 def test_marker_sets_defaults_for_one_test(rules):
@@ -218,6 +223,7 @@ def test_distribution_comparison_shows_an_exact_diff(rules):
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_assert_preserves_target_passes_and_fails():
     assert assert_preserves_target(textbook, vocab_sizes=(2, 3), examples=5).passed
     with pytest.raises(AssertionError, match="does not preserve the target") as info:
@@ -264,6 +270,7 @@ def test_a_step_cannot_be_audited_as_a_sampler():
         assert_step_preserves_target(textbook)
 
 
+@pytest.mark.slow
 def test_assert_step_preserves_target_passes_and_fails():
     from functools import partial
 
@@ -280,6 +287,7 @@ def test_assert_step_preserves_target_passes_and_fails():
     assert "actual - expected" in message
 
 
+@pytest.mark.slow
 def test_step_horizon_option_is_respected():
     from functools import partial
 

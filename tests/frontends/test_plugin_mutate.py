@@ -51,6 +51,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow
 def test_the_fixture_runs_the_mutants_and_the_helper_fails_on_a_survivor(project):
     result = project.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)

@@ -57,6 +57,7 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_cli_reports_each_mutant_and_the_two_scores(project):
     plot = project / "scores.png"
     code, out, err = run_cli("mutate", "sampler.py:textbook", "--tests", CHECK_COMMAND,
@@ -122,6 +123,7 @@ def test_usage_errors(project, monkeypatch):
         mutate("sampler.py:textbook", "true")
 
 
+@pytest.mark.slow
 def test_timeouts_count_as_killed_errors_do_not_and_an_unwritable_plot_exits_3(project):
     # The command sleeps on M1 (stopped at --timeout, with its process group) and exits
     # 127 on M2, the shell's "command not found"; the original passes.

@@ -31,6 +31,7 @@ LOSSLESS = [r for r in CROSSVOCAB_RULES if r.lossless]
 
 
 @pytest.mark.parametrize("rule", WRONG, ids=lambda r: r.name)
+@pytest.mark.slow
 def test_every_wrong_rule_is_found_with_a_small_witness(rule):
     result = found(rule.name)
     assert result.status == "fail", result
@@ -53,6 +54,7 @@ def _shape(w):
 
 
 @pytest.mark.parametrize("rule", LOSSLESS, ids=lambda r: r.name)
+@pytest.mark.slow
 def test_every_lossless_rule_passes(rule):
     result = search_crossvocab(rule.rule)
     assert result.status == "pass", result
@@ -73,6 +75,9 @@ def test_token_level_bugs_need_a_draft_token_the_target_lacks(name):
             assert check_crossvocab_step(rule, target, draft, 3).passed
 
 
+@pytest.mark.slow
+
+
 def test_retokenized_context_needs_rows_that_depend_on_the_tokenization():
     w = found("slem-retokenized-target-context").witness
     # A context-free target reads the same row whatever the tokenization: the witness
@@ -87,6 +92,7 @@ def test_retokenized_context_needs_rows_that_depend_on_the_tokenization():
 
 
 @pytest.mark.parametrize("name", sorted(PLANTED_CROSSVOCAB))
+@pytest.mark.slow
 def test_planted_merge_bugs_are_found_with_defaults(name):
     result = search_crossvocab(PLANTED_CROSSVOCAB[name], seed=0)
     assert result.status == "fail", result
@@ -101,6 +107,7 @@ def test_planted_merge_bugs_are_found_at_five_seeds_of_five(name):
             for s in range(5)] == ["fail"] * 5
 
 
+@pytest.mark.slow
 def test_a_bug_past_one_committed_merge_needs_four_characters():
     rule = PLANTED_CROSSVOCAB["slem-recommits-all-but-the-last-token"]
     assert search_crossvocab(rule, seed=0, horizon=3).status == "pass"

@@ -32,6 +32,7 @@ def test_sharded_rules_are_right_within_one_shard(name):
     assert check_sampler(rule, p, p[::-1]).passed
 
 
+@pytest.mark.slow
 def test_a_sharded_rule_is_found_with_the_smallest_failing_size():
     rule, width = SHARDED_SAMPLERS["sharded-uniform-shards"]
     result = search_sampler(rule, examples=20)

@@ -60,6 +60,7 @@ def _step_search(name: str, **options):
 
 
 @pytest.mark.parametrize("kind", sorted(WRONG_BY_KIND))
+@pytest.mark.slow
 def test_each_processor_and_stopping_bug_is_found(kind):
     entry = get(WRONG_BY_KIND[kind])
     result = _step_search(entry.name)
@@ -70,6 +71,7 @@ def test_each_processor_and_stopping_bug_is_found(kind):
 
 @pytest.mark.parametrize("name", ["min-p-bonus-only", "penalty-state-per-step",
                                   "grammar-lost-after-boundary", "eos-mid-block-continues"])
+@pytest.mark.slow
 def test_processor_bugs_are_invisible_without_the_processors(name):
     # The bug is in how the step applies the processors, not in the chain itself.
     assert search_step(get(name).rule, examples=10).status == "pass"
@@ -98,6 +100,7 @@ def test_lossless_processed_rules_keep_the_processed_law(name):
                                   "rejection-one-late", "bf16-draft-exact-ratio",
                                   "beam-draft-q-ratio", "independent-target-per-path",
                                   "traversal-token-level-weights"])
+@pytest.mark.slow
 def test_off_by_one_and_proposal_law_bugs_are_found(name):
     assert _step_search(name).status == "fail"
 

@@ -55,6 +55,7 @@ def test_bias_only_with_zeros_in_q_is_found():
 
 @pytest.mark.parametrize("name", ["argmax-residual", "shared-uniform-fallback",
                                   "draft-filtered-ratio-default"])
+@pytest.mark.slow
 def test_bias_only_from_vocabulary_three_is_found(name):
     entry = get(name)
     assert search_sampler(entry.rule, vocab_sizes=2, examples=40).status == "pass"
@@ -62,6 +63,7 @@ def test_bias_only_from_vocabulary_three_is_found(name):
     assert result.status == "fail" and len(result.witness.p) == 3
 
 
+@pytest.mark.slow
 def test_block_verification_bias_from_vocabulary_three_is_found():
     entry = get("block-no-ptau")
     assert search_step(entry.rule, vocab_sizes=2, examples=15).status == "pass"
@@ -69,6 +71,7 @@ def test_block_verification_bias_from_vocabulary_three_is_found():
     assert result.status == "fail" and result.witness.spec.vocab_size == 3
 
 
+@pytest.mark.slow
 def test_bias_only_in_the_joint_law_is_found():
     entry = get("shared-uniform")
     assert search_step(entry.rule, horizon=1, examples=15).status == "pass"
@@ -77,6 +80,7 @@ def test_bias_only_in_the_joint_law_is_found():
 
 
 @pytest.mark.parametrize("name", ["textbook", "one-hot-verification", "multiround-k2"])
+@pytest.mark.slow
 def test_lossless_samplers_pass(name):
     assert search(get(name)).status == "pass"
 

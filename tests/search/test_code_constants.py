@@ -162,6 +162,7 @@ def test_constant_pairs_are_distributions_on_the_threshold() -> None:
 @pytest.mark.parametrize("rule", [guarded, guarded_by_global, tiny_q_accepted,
                                   clamped_denominator, isclose_fast_path],
                          ids=lambda r: r.__name__)
+@pytest.mark.slow
 def test_a_small_tv_guard_is_found_at_every_seed(rule: Any, seed: int) -> None:
     result = search_sampler(rule, seed=seed, examples=5)
     assert result.status == "fail", str(result)
@@ -183,6 +184,7 @@ def chain_guarded(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any) ->
 
 
 @pytest.mark.parametrize("seed", range(2))
+@pytest.mark.slow
 def test_steps_get_the_constant_pairs_too(seed: int) -> None:
     result = search_step(chain_guarded, seed=seed, examples=5, horizon=2)
     assert result.status == "fail"

@@ -51,6 +51,7 @@ def test_the_horizon_is_chosen_from_the_step(gamma, horizon):
     assert chosen == horizon
 
 
+@pytest.mark.slow
 def test_the_chosen_horizon_is_reported():
     step = named_step(chain, "chain-3", gamma=3)
     result = search_step(step, examples=3)
@@ -85,6 +86,7 @@ def test_uniform_bits_for_steps_in_the_cli(steps_file):
     assert data["horizon"] == 3
 
 
+@pytest.mark.slow
 def test_uniform_bits_for_steps_in_the_pytest_helper(steps_file):
     namespace: dict = {}
     exec(INCLUSIVE_STEP, namespace)
@@ -96,6 +98,7 @@ def test_uniform_bits_for_steps_in_the_pytest_helper(steps_file):
     assert ok.passed and "10-bit grid" in ok.coverage
 
 
+@pytest.mark.slow
 def test_the_default_step_audit_checks_both_float_grids(steps_file):
     code, out, _ = run("audit", f"{steps_file}:inclusive_step", "--kind", "step")
     assert code == 1
@@ -130,6 +133,7 @@ _bonus_from_the_last_verified_row = _chain_with_bonus_at(
 _window_local_bonus = _chain_with_bonus_at(lambda prefix, out: out, gamma=2)
 
 
+@pytest.mark.slow
 def test_a_step_longer_than_the_horizon_is_judged_deeper_on_positional_rows():
     # A gamma = 4 chain emits 5 tokens: its bonus is outside the capped horizon of 4,
     # and context-dependent models two tokens deep give it the right row by chance.
@@ -142,6 +146,7 @@ def test_a_step_longer_than_the_horizon_is_judged_deeper_on_positional_rows():
 
 
 @pytest.mark.parametrize("seed", range(2))
+@pytest.mark.slow
 def test_a_second_calls_bonus_at_the_wrong_context_is_found(seed):
     result = search_step(_window_local_bonus, seed=seed, examples=5)
     assert result.status == "fail", str(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 from hypothesis.database import InMemoryExampleDatabase
 
@@ -32,6 +33,7 @@ def test_no_private_hypothesis_attribute_is_set() -> None:
             assert "_hypothesis_internal" not in path.read_text(), path
 
 
+@pytest.mark.slow
 def test_failures_are_stored_under_the_rule_s_own_key() -> None:
     db = InMemoryExampleDatabase()
     first = search_sampler(needle, **SEARCH, settings=settings(database=db, max_examples=2000))

@@ -50,6 +50,7 @@ def test_the_step_search_returns_the_one_step_witness_type() -> None:
     assert result.witness.spec is not None
 
 
+@pytest.mark.slow
 def test_float_search_from_python() -> None:
     bad = search_floats(float_naive, examples=0)
     assert bad.status == "fail" and bad.verdict.severity == "structural"

@@ -93,6 +93,7 @@ def test_same_seed_same_result():
     assert (one.cases, one.witness) == (two.cases, two.witness)
 
 
+@pytest.mark.slow
 def test_example_database_replays_a_failure():
     db = InMemoryExampleDatabase()
     first = search_sampler(needle, settings=settings(database=db, max_examples=2000), seed=1)
@@ -185,6 +186,7 @@ def test_uniform_bits_reach_the_check():
 # ---- steps ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_step_search_finds_the_shared_uniform_in_the_joint_law():
     rule = get_step_rule("shared-uniform")
     result = search_step(rule.rule)
@@ -195,11 +197,13 @@ def test_step_search_finds_the_shared_uniform_in_the_joint_law():
     assert search_step(rule.rule, horizon=1, examples=10).status == "pass"
 
 
+@pytest.mark.slow
 def test_step_search_passes_the_chain_rule():
     result = search_step(get_step_rule("chain-gamma2").rule, examples=15)
     assert result.status == "pass" and "horizon 3" in result.covered
 
 
+@pytest.mark.slow
 def test_step_search_uses_cached_models_for_stateful_rules():
     rule = get_step_rule("stateful-chain-no-rollback")
     result = search_step(rule.rule, stateful=True)
@@ -226,6 +230,7 @@ def test_step_search_hidden_randomness_is_undecided():
 
 
 @pytest.mark.parametrize("rule", [samplers.textbook, samplers.onehot_verification])
+@pytest.mark.slow
 def test_properties_hold_for_lossless_rules(rule):
     from hypothesis import given
 

@@ -96,6 +96,7 @@ BIASED = [naive_fallback, swapped_ratio, residual_floor, one_uniform]
 
 
 @pytest.mark.parametrize("fn", CORRECT)
+@pytest.mark.slow
 def test_correct_numpy_samplers_pass(fn: Any) -> None:
     report = statistical_audit(fn, samples=FAST, seed=0)
     assert report.passed, report.format()
@@ -103,6 +104,7 @@ def test_correct_numpy_samplers_pass(fn: Any) -> None:
 
 
 @pytest.mark.parametrize("fn", BIASED)
+@pytest.mark.slow
 def test_biased_numpy_samplers_fail(fn: Any) -> None:
     report = statistical_audit(fn, samples=FAST, seed=0)
     assert not report.passed
@@ -142,6 +144,7 @@ def test_a_token_with_p_zero_fails_at_once() -> None:
 
 @pytest.mark.parametrize("bad", [lambda p: len(p), lambda p: 1.0, lambda p: True,
                                  lambda p: None])
+@pytest.mark.slow
 def test_non_tokens_fail_at_once(bad: Any) -> None:
     def sampler(p: Any, q: Any, rng: Any) -> Any:
         return bad(p) if rng.random() < 0.01 else _cat(p, rng)
@@ -163,6 +166,7 @@ def test_a_crash_is_a_failure_with_its_message() -> None:
     assert result.rejected and result.crash == "ZeroDivisionError: empty residual"
 
 
+@pytest.mark.slow
 def test_rules_written_for_the_exact_rng_run_statistically_unchanged() -> None:
     # Before: the rng was a bare numpy Generator, so the catalogue's textbook rule
     # (rng.categorical) raised AttributeError on every draw: a false "FAIL 16 of 16".
@@ -215,6 +219,7 @@ def test_a_crashing_sampler_is_named_as_crashing_in_the_headline() -> None:
 # -- the decision rule ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_g_test_false_alarm_rate_is_near_nominal() -> None:
     case = Case.of("c", ["1/5", "1/2", "3/10"], ["1/3", "1/3", "1/3"])
     gen = np.random.default_rng(12345)
@@ -293,6 +298,7 @@ def test_torch_adapter_says_clearly_when_torch_is_missing(monkeypatch: Any) -> N
         adapter.torch_sampler(textbook)
 
 
+@pytest.mark.slow
 def test_torch_textbook_passes_through_the_adapter() -> None:
     torch = pytest.importorskip("torch")
     from specexact.statistical.torch_adapter import torch_sampler

@@ -122,6 +122,7 @@ def _direct(rule: Any, p: list[str], q: list[str], test: str, sizes: tuple[int, 
     ("shared-uniform-fallback", ["1/2", "3/10", "1/5"], ["9/10", "1/20", "1/20"], "g",
      (30, 60), "simulation"),
 ])
+@pytest.mark.slow
 def test_power_agrees_with_a_direct_simulation(name: str, p: list[str], q: list[str],
                                                test: str, sizes: tuple[int, int],
                                                method: str) -> None:

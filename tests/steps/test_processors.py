@@ -174,6 +174,7 @@ def test_exhausted_processors_on_the_targets_path_raise():
 # ---- a step that takes processors, audited without a named configuration ----------
 
 
+@pytest.mark.slow
 def test_the_panel_judges_a_step_under_each_processor_kind():
     from specexact.counterexamples import get
     from specexact.properties import PROCESSOR_PANEL, search_processed_step
@@ -185,6 +186,7 @@ def test_the_panel_judges_a_step_under_each_processor_kind():
     assert wrong.status == "fail" and wrong.witness.processors is PROCESSOR_PANEL[0][1]
 
 
+@pytest.mark.slow
 def test_audit_uses_the_panel_only_for_steps_that_take_processors():
     from specexact import AuditOptions
     from specexact.audit import audit

@@ -127,6 +127,9 @@ def biased_in_a_thin_nonlinear_sliver(p: list[Any], q: list[Any], rng: Any) -> A
     return rng.categorical([max(a - b, 0) for a, b in zip(p, q, strict=True)])
 
 
+@pytest.mark.slow
+
+
 def test_a_bias_in_a_thin_nonlinear_region_gets_a_witness() -> None:
     result = prove(biased_in_a_thin_nonlinear_sliver, 3)
     assert result.refuting and not result.undecided

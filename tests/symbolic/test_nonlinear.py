@@ -368,6 +368,9 @@ def multiround_unnormalised(p: list[Any], q: list[Any], rng: Any, k: int = 2) ->
     return rng.categorical(r)
 
 
+@pytest.mark.slow
+
+
 def test_a_bias_in_the_ideal_of_the_cases_equalities_is_zero() -> None:
     # A case holds p0*q1 + p1*q1 + q1 == p1 + q0*q1 + q1**2, and the bias there is minus
     # that polynomial: the spelling of the residual alone made this rule undecided.

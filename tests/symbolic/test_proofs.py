@@ -192,6 +192,7 @@ def _points_in(case: symbolic.Case, vocab_size: int, count: int,
 
 @pytest.mark.parametrize(("sampler", "vocab_size"), [
     (textbook, 3), (naive, 3), (ratio_form, 3), (shared_uniform, 3), (unclamped, 2)])
+@pytest.mark.slow
 def test_symbolic_law_matches_the_exact_engine_in_every_case(sampler: Any,
                                                              vocab_size: int) -> None:
     result = prove(sampler, vocab_size)

@@ -186,6 +186,7 @@ def test_catalogue_bugs_are_refuted_fast(name):
     _confirmed(step, result)
 
 
+@pytest.mark.slow
 def test_paths_past_the_horizon_are_merged_and_the_verdict_does_not_change():
     # gamma = 3 verifies a third draft past a horizon of 2: merged, it costs the
     # regions of gamma = 2.

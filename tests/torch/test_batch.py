@@ -19,6 +19,7 @@ def _statuses(fn, k):
     return result, {name: report.status(name) for name in report.names}
 
 
+@pytest.mark.slow
 def test_vllm_idiom_passes_every_property() -> None:
     result, statuses = _statuses(bk.vllm_rejection, 2)
     assert result.status == "pass"
@@ -30,6 +31,7 @@ def test_vllm_idiom_passes_every_property() -> None:
     (bk.ignored_seeds, "seeds"),
     (bk.placeholder_accepted, "padding"),
 ])
+@pytest.mark.slow
 def test_each_bug_fails_its_property(fn, failed) -> None:
     result, statuses = _statuses(fn, 2 if fn is bk.placeholder_accepted else 1)
     assert result.status == "fail"
@@ -41,6 +43,7 @@ def test_each_bug_fails_its_property(fn, failed) -> None:
 
 @pytest.mark.parametrize("fn", [bk.hf_batched, bk.vllm_flat, bk.compacted_rows],
                          ids=lambda fn: fn.__name__)
+@pytest.mark.slow
 def test_engine_idioms_pass_every_property(fn) -> None:
     result, statuses = _statuses(fn, 2)
     assert result.status == "pass", result.covered
@@ -55,11 +58,15 @@ def test_engine_idioms_pass_every_property(fn) -> None:
     # generators taken by the compacted row number: another request's generator
     (bk.compacted_generators, "seeds", "row law"),
 ], ids=lambda x: getattr(x, "__name__", x))
+@pytest.mark.slow
 def test_each_twin_fails_its_property(fn, failed, held) -> None:
     result, statuses = _statuses(fn, 2)
     assert result.status == "fail"
     assert statuses[failed] == "fail"
     assert statuses[held] == "pass"  # the finding is the property named, not any breakage
+
+
+@pytest.mark.slow
 
 
 def test_row_offset_twin_shares_a_stream_from_two_drafts() -> None:
@@ -77,6 +84,7 @@ def test_row_offset_twin_shares_a_stream_from_two_drafts() -> None:
 # ---- block verification: one uniform per request --------------------------------
 
 
+@pytest.mark.slow
 def test_shared_uniform_block_verification_fails_at_v2_with_its_tv() -> None:
     result, statuses = _statuses(bk.block_verification_shared_uniform, 2)
     assert result.status == "fail" and statuses["row law"] == "fail"
@@ -101,6 +109,7 @@ def test_block_verification_at_larger_gamma(gamma) -> None:
 # ---- joint laws are enumerated once per batch -----------------------------------
 
 
+@pytest.mark.slow
 def test_shared_joint_laws_give_the_verdicts_of_case_by_case() -> None:
     from specexact.properties.batch_search import batch_cases
     from specexact.torch.batch_check import BatchRun, JointLaws, check_batch_case

@@ -106,6 +106,7 @@ def _json(module: Path, fn: str, *flags: str) -> tuple[int, dict]:  # type: igno
 
 
 @pytest.mark.parametrize("fn", ["textbook", "floored_guard", "gumbel_argmax", "inclusive"])
+@pytest.mark.slow
 def test_each_float_only_class_fails_only_in_its_dtype(module: Path, fn: str) -> None:
     code, out = _audit(module, fn)
     assert code == 1, out
@@ -122,6 +123,7 @@ def test_each_float_only_class_fails_only_in_its_dtype(module: Path, fn: str) ->
 
 
 @pytest.mark.parametrize("fn", ["textbook", "floored_guard"])
+@pytest.mark.slow
 def test_the_zero_residual_rows_are_the_dtype_s_not_the_exact_ones(module: Path,
                                                                     fn: str) -> None:
     _, report = _json(module, fn)
@@ -146,6 +148,7 @@ def test_the_correct_twins_pass_with_no_notes(module: Path, fn: str) -> None:
     assert report["notes"] == []
 
 
+@pytest.mark.slow
 def test_an_exact_only_finding_is_a_note_not_the_failure(module: Path) -> None:
     # The floor's 2^-126-scale mass on p = 0 tokens in exact arithmetic (one-hot p, a
     # spread q): float32's race never picks them, so the search notes it and goes on.
