@@ -54,6 +54,9 @@ class GuardState(threading.local):
     started: list[int] | None = None
     #: What the code read (``"os.getpid()"``...), while :func:`clock_epoch` collects it.
     names: dict[str, None] | None = None
+    #: The reporter set aside while the garbage collector runs finalizers on this thread
+    #: (they are not the code under test: see :func:`specexact.exact.guards.installed`).
+    collected_report: Report | None = None
 
 
 GUARD = GuardState()
