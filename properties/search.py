@@ -71,7 +71,7 @@ DEFAULT_SAMPLER_VOCAB_SIZES = (2, 5)
 #: set of drafts) is judged at the smaller sizes only, and the coverage sentence says
 #: which were not judged.  The work is counted; one execution's CPU time (read on the
 #: enumerating thread's own clock) bounds deterministic work that touches no random value.
-WIDE_CASE_BUDGET = Budget(max_total_operations=1_000_000, max_execution_cpu_seconds=1.0)
+WIDE_CASE_BUDGET = Budget(max_total_operations=250_000, max_execution_cpu_seconds=1.0)
 # Checks the exact shrinker may spend after Hypothesis has shrunk.
 _SHRINK_CHECKS = 300
 
