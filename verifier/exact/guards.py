@@ -389,31 +389,39 @@ def _swap(guarded: bool) -> None:
             namespace[key] = new
 
 
-def _collecting(phase: str, info: dict[str, int]) -> None:
-    """``gc.callbacks``: finalizers and weakref callbacks the collector runs are not the
-    code under test, whatever garbage they belong to (a Ray or Dask handle from another
-    test, a library's cycle): while it runs, this thread reads the real clocks, ids and
-    addresses and nothing it reads is blamed on the code.  Which execution a collection
-    falls in depends on every allocation before it, so a read there would move the
-    frozen values and the names a report gives from one run to the next."""
-    guard = _GUARD
+def _collection_starts(phase: str, info: dict[str, int]) -> None:
+    """``gc.callbacks``, first in the list: finalizers, weakref callbacks and other
+    libraries' gc callbacks are not the code under test, whatever garbage they belong to
+    (a Ray or Dask handle from another test, a library timing its collections): while
+    the collector runs, this thread reads the real clocks, ids and addresses and nothing
+    it reads is blamed on the code.  Which execution a collection falls in depends on
+    every allocation before it, so a read there would move the frozen values and the
+    names a report gives from one run to the next."""
     if phase == "start":
+        guard = _GUARD
         guard.collected_report, guard.report = guard.report, None
-    else:
+
+
+def _collection_stops(phase: str, info: dict[str, int]) -> None:
+    """``gc.callbacks``, last in the list: the code under test runs on."""
+    if phase == "stop":
+        guard = _GUARD
         guard.report, guard.collected_report = guard.collected_report, None
 
 
 def _install() -> None:
     _excepthooks.append(threading.excepthook)
     threading.excepthook = _excepthook
-    gc.callbacks.append(_collecting)
+    gc.callbacks.insert(0, _collection_starts)
+    gc.callbacks.append(_collection_stops)
     _swap(True)
 
 
 def _uninstall() -> None:
     _swap(False)
-    with contextlib.suppress(ValueError):
-        gc.callbacks.remove(_collecting)
+    for callback in (_collection_starts, _collection_stops):
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(callback)
     if threading.excepthook is _excepthook:
         threading.excepthook = _excepthooks[-1]
     _excepthooks.pop()
