@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from specexact.counterexamples.catalogue import Entry, SamplerWitness, StepWitness, catalogue, get
+from specexact.counterexamples.catalogue import (
+    Entry,
+    SamplerWitness,
+    StepWitness,
+    catalogue,
+    get,
+    left_out,
+)
 
 __all__ = [
     "Entry",
@@ -10,4 +17,5 @@ __all__ = [
     "StepWitness",
     "catalogue",
     "get",
+    "left_out",
 ]

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from specexact.counterexamples import batch_kernels as bk
 from specexact.counterexamples import multidraft, pipeline_rules
 from specexact.counterexamples import samplers as s
 from specexact.counterexamples.crossvocab_rules import CROSSVOCAB_RULES
@@ -30,7 +29,7 @@ from specexact.counterexamples.processor_rules import PROCESSOR_RULES
 from specexact.counterexamples.steps import STEP_RULES
 from specexact.witness import SamplerWitness, StepWitness
 
-__all__ = ["Entry", "SamplerWitness", "StepWitness", "catalogue", "get"]
+__all__ = ["Entry", "SamplerWitness", "StepWitness", "catalogue", "get", "left_out"]
 
 
 def _w(p: Sequence[str], q: Sequence[str]) -> SamplerWitness:
@@ -264,79 +263,93 @@ def _batch(name: str, fn: Callable[..., Any], gamma: int, lossless: bool, summar
 
 
 _SECTION_11 = "reference sheet, section 11"
-_BATCH_ENTRIES = (
-    _batch("batch-vllm-rejection", bk.vllm_rejection, 2, True,
-           "vLLM's native rejection sampler over a batch: one request at a time with its own "
-           "generator, a uniform per drafted position, the residual on rejection, the bonus "
-           "after the last real draft. Every batch property holds.",
-           "vLLM v1 rejection sampler (native path)"),
-    _batch("batch-flashinfer-chain", bk.flashinfer_chain, 2, True,
-           "FlashInfer's chain speculative sampling in torch: the batch's uniforms in one "
-           "tensor (each row's from its own generator), acceptance as a cumulative product "
-           "masked by the padding, then the correction token. Every batch property holds.",
-           "FlashInfer chain_speculative_sampling"),
-    *(_batch(f"batch-block-verification-gamma{g}", bk.block_verification, g, True,
-             "Block verification (Sun et al.) per request with an independent uniform per "
-             "position: path weights min(1, w p/q), kept from the deepest position back with "
-             "h_i = s_i / (s_i + 1 - w_i). Lossless.",
-             "Sun et al., ICLR 2025; vLLM #40819") for g in (2, 3, 4)),
-    *(_batch(f"batch-block-shared-uniform-gamma{g}", bk.block_verification_shared_uniform,
-             g, False,
-             "Block verification with one uniform per request for every position instead of "
-             "one per position: exact at one draft, biased from two (the overconfident-draft "
-             "row of the panel, V = 2).",
-             "a downstream backport of vLLM #40819 (one uniform per request, after an "
-             "automated review's suggestion)") for g in (2, 3)),
-    _batch("batch-hf-loop", bk.hf_batched, 2, True,
-           "transformers' _speculative_sampling written for a batch: ratios, a uniform per "
-           "position from the request's generator, n_matches from the cumulative sum of the "
-           "rejections, then the residual or the bonus. Every batch property holds.",
-           "transformers _speculative_sampling, batched"),
-    _batch("batch-hf-fewest-matches", bk.hf_batched_fewest_matches, 2, False,
-           "The batched transformers loop kept rectangular: every row is cut to the batch's "
-           "fewest matches and a row that had accepted there emits a fresh target token, so "
-           "a row's law depends on its neighbours.",
-           "padded batched assisted generation (rows cut to the shortest acceptance)"),
-    _batch("batch-vllm-flat-mixed-seeded", bk.vllm_flat, 2, True,
-           "vLLM v1's flattened layout (cu_num_draft_tokens): uniforms for every drafted "
-           "token from the global generator, then each seeded row's slice from its own "
-           "generator; seeded and unseeded rows mixed. Every batch property holds.",
-           "vLLM v1 rejection sampler (generate_uniform_probs)"),
-    _batch("batch-vllm-flat-row-offset", bk.vllm_flat_row_offset, 2, False,
-           "The flattened layout indexed by the row number instead of the token offset: "
-           "from two drafts a row reads its neighbour's uniforms (each row's law is right; "
-           "the rows are dependent).",
-           "vLLM v1 flattened layout, offset bug class (TensorRT-LLM #19487's symptom)"),
-    _batch("batch-compacted-rows", bk.compacted_rows, 2, True,
-           "Rows with no draft decoded apart, the others gathered (index_select) and "
-           "verified with their own generators mapped back. Every batch property holds.",
-           "per-request torch.Generator rows (vLLM seeded_seqs)"),
-    _batch("batch-compacted-generators", bk.compacted_generators, 2, False,
-           "The gathered batch takes generators by its row number: next to a request "
-           "with no draft, a seeded request draws from its neighbour's generator.",
-           "per-request generators after compaction (vLLM seeded_seqs keyed by batch index)"),
-    _batch("batch-mixed-seeded-empty-like", bk.mixed_batch_empty_like, 2, False,
-           "vLLM v0's recovered-token noise in torch.empty_like, filled per seeded request "
-           "and for the whole batch only when no request is seeded: an unseeded row next to "
-           "a seeded one reads uninitialised memory.",
-           f"{_SECTION_11}; vLLM v0 mixed seeded/unseeded batch"),
-    _batch("batch-placeholder-accepted", bk.placeholder_accepted, 2, False,
-           "Acceptance computed at every position, padding included: the -1 placeholder is "
-           "read as a token id and can be accepted, so a padded position emits.",
-           "vLLM #46533; FlashInfer #879"),
-    _batch("batch-shared-stream", bk.shared_stream, 2, False,
-           "Unseeded requests draw from one stream state, so their uniforms are the same "
-           "draws: each row's law is right, the rows are dependent.",
-           "TensorRT-LLM #19487"),
-    _batch("batch-ignored-seeds", bk.ignored_seeds, 2, False,
-           "Per-request generators ignored under speculative decoding: every row draws "
-           "from the global generator, so a seed does not fix a request's tokens.",
-           "vLLM #6038 (its test never checked seeds, #6743)"),
-    _batch("batch-half-when-batched", bk.trtllm_half_when_batched, 1, False,
-           "A batched fast path computing in float16 when B > 1: a row's law depends on "
-           "the batch size (seen in the faithful float32 run).",
-           "vLLM RFC #54506; MLX-LM #1423", faithful=True),
-)
+def _have_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _batch_entries() -> tuple[Entry, ...]:
+    """The batch kernels' entries; none where torch is not installed (see :func:`left_out`)."""
+    if not _have_torch():
+        return ()
+    from specexact.counterexamples import batch_kernels as bk
+
+    return (
+        _batch("batch-vllm-rejection", bk.vllm_rejection, 2, True,
+               "vLLM's native rejection sampler over a batch: one request at a time with its own "
+               "generator, a uniform per drafted position, the residual on rejection, the bonus "
+               "after the last real draft. Every batch property holds.",
+               "vLLM v1 rejection sampler (native path)"),
+        _batch("batch-flashinfer-chain", bk.flashinfer_chain, 2, True,
+               "FlashInfer's chain speculative sampling in torch: the batch's uniforms in one "
+               "tensor (each row's from its own generator), acceptance as a cumulative product "
+               "masked by the padding, then the correction token. Every batch property holds.",
+               "FlashInfer chain_speculative_sampling"),
+        *(_batch(f"batch-block-verification-gamma{g}", bk.block_verification, g, True,
+                 "Block verification (Sun et al.) per request with an independent uniform per "
+                 "position: path weights min(1, w p/q), kept from the deepest position back with "
+                 "h_i = s_i / (s_i + 1 - w_i). Lossless.",
+                 "Sun et al., ICLR 2025; vLLM #40819") for g in (2, 3, 4)),
+        *(_batch(f"batch-block-shared-uniform-gamma{g}", bk.block_verification_shared_uniform,
+                 g, False,
+                 "Block verification with one uniform per request for every position instead of "
+                 "one per position: exact at one draft, biased from two (the overconfident-draft "
+                 "row of the panel, V = 2).",
+                 "a downstream backport of vLLM #40819 (one uniform per request, after an "
+                 "automated review's suggestion)") for g in (2, 3)),
+        _batch("batch-hf-loop", bk.hf_batched, 2, True,
+               "transformers' _speculative_sampling written for a batch: ratios, a uniform per "
+               "position from the request's generator, n_matches from the cumulative sum of the "
+               "rejections, then the residual or the bonus. Every batch property holds.",
+               "transformers _speculative_sampling, batched"),
+        _batch("batch-hf-fewest-matches", bk.hf_batched_fewest_matches, 2, False,
+               "The batched transformers loop kept rectangular: every row is cut to the batch's "
+               "fewest matches and a row that had accepted there emits a fresh target token, so "
+               "a row's law depends on its neighbours.",
+               "padded batched assisted generation (rows cut to the shortest acceptance)"),
+        _batch("batch-vllm-flat-mixed-seeded", bk.vllm_flat, 2, True,
+               "vLLM v1's flattened layout (cu_num_draft_tokens): uniforms for every drafted "
+               "token from the global generator, then each seeded row's slice from its own "
+               "generator; seeded and unseeded rows mixed. Every batch property holds.",
+               "vLLM v1 rejection sampler (generate_uniform_probs)"),
+        _batch("batch-vllm-flat-row-offset", bk.vllm_flat_row_offset, 2, False,
+               "The flattened layout indexed by the row number instead of the token offset: "
+               "from two drafts a row reads its neighbour's uniforms (each row's law is right; "
+               "the rows are dependent).",
+               "vLLM v1 flattened layout, offset bug class (TensorRT-LLM #19487's symptom)"),
+        _batch("batch-compacted-rows", bk.compacted_rows, 2, True,
+               "Rows with no draft decoded apart, the others gathered (index_select) and "
+               "verified with their own generators mapped back. Every batch property holds.",
+               "per-request torch.Generator rows (vLLM seeded_seqs)"),
+        _batch("batch-compacted-generators", bk.compacted_generators, 2, False,
+               "The gathered batch takes generators by its row number: next to a request "
+               "with no draft, a seeded request draws from its neighbour's generator.",
+               "per-request generators after compaction (vLLM seeded_seqs keyed by batch index)"),
+        _batch("batch-mixed-seeded-empty-like", bk.mixed_batch_empty_like, 2, False,
+               "vLLM v0's recovered-token noise in torch.empty_like, filled per seeded request "
+               "and for the whole batch only when no request is seeded: an unseeded row next to "
+               "a seeded one reads uninitialised memory.",
+               f"{_SECTION_11}; vLLM v0 mixed seeded/unseeded batch"),
+        _batch("batch-placeholder-accepted", bk.placeholder_accepted, 2, False,
+               "Acceptance computed at every position, padding included: the -1 placeholder is "
+               "read as a token id and can be accepted, so a padded position emits.",
+               "vLLM #46533; FlashInfer #879"),
+        _batch("batch-shared-stream", bk.shared_stream, 2, False,
+               "Unseeded requests draw from one stream state, so their uniforms are the same "
+               "draws: each row's law is right, the rows are dependent.",
+               "TensorRT-LLM #19487"),
+        _batch("batch-ignored-seeds", bk.ignored_seeds, 2, False,
+               "Per-request generators ignored under speculative decoding: every row draws "
+               "from the global generator, so a seed does not fix a request's tokens.",
+               "vLLM #6038 (its test never checked seeds, #6743)"),
+        _batch("batch-half-when-batched", bk.trtllm_half_when_batched, 1, False,
+               "A batched fast path computing in float16 when B > 1: a row's law depends on "
+               "the batch size (seen in the faithful float32 run).",
+               "vLLM RFC #54506; MLX-LM #1423", faithful=True),
+    )
 
 
 def _step_entries(rules: Sequence[Any] = STEP_RULES) -> tuple[Entry, ...]:
@@ -360,13 +373,26 @@ _ENTRIES: tuple[Entry, ...] = tuple(
     sorted((*_LOSSLESS_SAMPLERS, *_WRONG_SAMPLERS, *_LOSSY_BY_DESIGN, *_step_entries(),
             *_step_entries(PROCESSOR_RULES), *_step_entries(ALGORITHM_STEP_RULES),
             *_new_sampler_entries(ALGORITHM_SAMPLER_RULES), *_crossvocab_entries(),
-            *_BATCH_ENTRIES),
+            *_batch_entries()),
            key=lambda e: (not e.lossless, e.lossy_by_design, e.kind)))
 
 
 def catalogue() -> tuple[Entry, ...]:
     """Every rule in the catalogue: lossless ones first, lossy-by-design ones last."""
     return _ENTRIES
+
+
+def left_out() -> tuple[str, ...]:
+    """Why parts of the catalogue are not in :func:`catalogue` on this installation: one
+    line each, naming the extra that brings them (empty when nothing is left out).
+
+    The batch kernels are torch code (``--signature batch``): without torch they are
+    left out, and a catalogue audit says so instead of failing.
+    """
+    if not _have_torch():
+        return ("the batch kernels' rules (--signature batch) need torch, which is not "
+                "installed: pip install 'specexact[torch]'",)
+    return ()
 
 
 def get(name: str) -> Entry:

@@ -921,6 +921,47 @@ def test_audit_without_target_checks_the_whole_catalogue():
         assert row["found"] == ("lossless" if entry.lossless else "wrong")
 
 
+NO_TORCH = """
+import sys
+
+class _NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+sys.meta_path.insert(0, _NoTorch())
+"""
+
+
+def _without_torch(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "sitecustomize.py").write_text(NO_TORCH)  # the supervised child too
+    return {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+
+def test_the_catalogue_without_torch_leaves_the_batch_kernels_out_and_says_so(tmp_path):
+    # Before: the README's first command (pip install ., no extras) ended in
+    # "internal error (ModuleNotFoundError: No module named 'torch')".
+    from specexact.counterexamples import catalogue
+
+    done = run_specexact("catalogue", env=_without_torch(tmp_path))
+    assert done.returncode == 0, done.stderr
+    batch = sum(1 for e in catalogue() if e.kind == "batch")
+    assert f"\n{len(catalogue()) - batch} rules: " in done.stdout
+    assert "left out: the batch kernels' rules (--signature batch) need torch" in done.stdout
+    assert "pip install 'specexact[torch]'" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_catalogue_audit_without_torch_judges_the_rest(tmp_path):
+    done = run_specexact("audit", "--json", "--jobs", "2", env=_without_torch(tmp_path),
+                         timeout=1200)
+    data = json.loads(done.stdout)
+    assert done.returncode == 0 and data["mismatches"] == 0, done.stderr
+    assert data["left_out"] and "need torch" in data["left_out"][0]
+    assert not any(r["kind"] == "batch" for r in data["rules"])
+
+
 def test_audit_without_target_reports_a_mismatch(monkeypatch):
     from types import SimpleNamespace
 

@@ -32,6 +32,12 @@ def _entries() -> Sequence[Any]:
     return tuple(catalogue())
 
 
+def _left_out() -> tuple[str, ...]:
+    from specexact.counterexamples import left_out
+
+    return left_out()
+
+
 def _get(name: str) -> Any:
     from specexact.counterexamples import get
 
@@ -170,6 +176,8 @@ def list_catalogue(*, as_json: bool, out: TextIO, markdown: bool = False) -> int
     lossless = sum(1 for e in entries if e.lossless)
     out.write(f"\n{len(entries)} rules: {lossless} lossless, {len(entries) - lossless} not. "
               "Details: specexact explain NAME\n")
+    for line in _left_out():
+        out.write(f"left out: {line}\n")
     return 0
 
 
@@ -325,8 +333,11 @@ def audit_catalogue(*, as_json: bool, executor: Executor, examples: int | None,
     mismatches = [r for r in rows if not r["match"]]
     if as_json:
         # No timing in the report: the same command gives the same bytes under any load.
-        json.dump({"verdict": "pass" if not mismatches else "fail",
-                   "rules": rows, "mismatches": len(mismatches)}, out, indent=2)
+        document: dict[str, Any] = {"verdict": "pass" if not mismatches else "fail",
+                                    "rules": rows, "mismatches": len(mismatches)}
+        if _left_out():
+            document["left_out"] = list(_left_out())
+        json.dump(document, out, indent=2)
         out.write("\n")
         return 0 if not mismatches else 1
     table = [("rule", "kind", "expected", "found", "evidence", "cases", "match")]
@@ -344,6 +355,8 @@ def audit_catalogue(*, as_json: bool, executor: Executor, examples: int | None,
     verdict = "every verdict matches" if not mismatches else \
         f"{len(mismatches)} of {len(rows)} verdicts do not match"
     out.write(f"{len(rows)} rules audited: {verdict}\n")
+    for line in _left_out():
+        out.write(f"left out: {line}\n")
     if getattr(err, "isatty", lambda: False)():
         err.write(f"(took {elapsed:.1f} s)\n")
     return 0 if not mismatches else 1
