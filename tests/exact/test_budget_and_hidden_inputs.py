@@ -341,8 +341,8 @@ def test_specexacts_own_addresses_are_not_read_as_the_codes():
 
 
 def test_fractions_hash_by_value_under_the_guards_and_keep_their_module_clean():
-    # Fraction.__hash__ calls hash() on ints: the guard's wrapper cost 1.3x on every
-    # Fraction-keyed cache, so fractions reads the real hash() while the guards are in.
+    # Fraction.__hash__ calls hash() on ints twice, which went through the guard's wrapper
+    # for every Fraction-keyed cache: fractions reads the real hash() while the guards are in.
     import builtins
     import fractions
 

@@ -371,8 +371,9 @@ def _swap(guarded: bool) -> None:
     builtins.hash = _hash if guarded else _ORIGINAL_HASH
     # Fraction hashes its numerator and denominator, ints, by value: never an address.
     # It reads the real hash() (its module's own name shadows the guard), which takes
-    # the guard's call off every hash of specexact's numbers (1.3x on Fraction-keyed
-    # caches); nothing is left in the module when the guards are removed.
+    # two of the guard's calls off every hash of specexact's numbers (a loop of Fraction
+    # hashes: 1.47x the unguarded time before, 1.25x after); nothing is left in the
+    # module when the guards are removed.
     if guarded:
         vars(fractions)["hash"] = _ORIGINAL_HASH
     else:

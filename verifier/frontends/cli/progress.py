@@ -127,8 +127,9 @@ def _count(done: int, total: int | None) -> str:
 def _terminal_line(stream: TextIO) -> rich.progress.Progress:
     """rich's transient progress line on ``stream``: the label, the count, a bar, the
     detail and the time taken; stdout and stderr are left alone (the report never passes
-    through it). On a narrow terminal the label (often a long path) is shortened first
-    and the bar next; the count, the detail and the time stay whole."""
+    through it). The label (often a long path) is shortened from the left to what the
+    count, the bar, the detail and the time leave, which stay whole from about 70
+    columns up; on a narrower terminal rich cuts what does not fit."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Column
@@ -138,6 +139,7 @@ def _terminal_line(stream: TextIO) -> rich.progress.Progress:
                       no_color=True if color == "never" else False if color == "always"
                       else None,
                       markup=False, emoji=False, highlight=False)
+
     def whole() -> Column:
         return Column(no_wrap=True)
 
