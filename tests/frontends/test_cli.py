@@ -950,6 +950,8 @@ def test_the_catalogue_without_torch_leaves_the_batch_kernels_out_and_says_so(tm
     assert f"\n{len(catalogue()) - batch} rules: " in done.stdout
     assert "left out: the batch kernels' rules (--signature batch) need torch" in done.stdout
     assert "pip install 'specexact[torch]'" in done.stdout
+    explained = run_specexact("explain", "batch-vllm-rejection", env=_without_torch(tmp_path))
+    assert explained.returncode == 2 and "need torch" in explained.stderr, explained.stderr
 
 
 @pytest.mark.slow

@@ -46,6 +46,8 @@ def _get(name: str) -> Any:
     except KeyError as exc:
         message = exc.args[0] if exc.args else f"no catalogue entry named {name!r}"
         msg = f"{message} (list them with: specexact catalogue)"
+        if name.startswith("batch-") and _left_out():  # a batch kernel's, without torch
+            msg += "; left out here: " + "; ".join(_left_out())
         raise InvalidArgument(msg) from None
 
 
