@@ -380,7 +380,7 @@ def test_finalizers_the_collector_runs_are_not_blamed_on_the_code():
 
     def coin(p, q, rng):
         _Finalized()
-        gc.collect()  # the collector runs inside every execution, with a finalizer
+        gc.collect(0)  # the collector runs inside every execution, with a finalizer
         return rng.categorical(p if (threading.get_ident() >> 8) % 2 else q)
 
     def timing(phase, info):  # a library timing its collections (found in CI's run)
