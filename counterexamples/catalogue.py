@@ -271,9 +271,13 @@ def _have_torch() -> bool:
     return True
 
 
+#: Decided once: a failed import is not cached, so asking again would search the path again.
+_TORCH = _have_torch()
+
+
 def _batch_entries() -> tuple[Entry, ...]:
     """The batch kernels' entries; none where torch is not installed (see :func:`left_out`)."""
-    if not _have_torch():
+    if not _TORCH:
         return ()
     from specexact.counterexamples import batch_kernels as bk
 
@@ -389,7 +393,7 @@ def left_out() -> tuple[str, ...]:
     The batch kernels are torch code (``--signature batch``): without torch they are
     left out, and a catalogue audit says so instead of failing.
     """
-    if not _have_torch():
+    if not _TORCH:
         return ("the batch kernels' rules (--signature batch) need torch, which is not "
                 "installed: pip install 'specexact[torch]'",)
     return ()

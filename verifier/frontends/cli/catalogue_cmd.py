@@ -337,8 +337,9 @@ def audit_catalogue(*, as_json: bool, executor: Executor, examples: int | None,
         # No timing in the report: the same command gives the same bytes under any load.
         document: dict[str, Any] = {"verdict": "pass" if not mismatches else "fail",
                                     "rules": rows, "mismatches": len(mismatches)}
-        if _left_out():
-            document["left_out"] = list(_left_out())
+        left_out = _left_out()
+        if left_out:
+            document["left_out"] = list(left_out)
         json.dump(document, out, indent=2)
         out.write("\n")
         return 0 if not mismatches else 1
