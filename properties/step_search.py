@@ -43,11 +43,13 @@ __all__ = [
     "DEFAULT_STEP_EXAMPLES",
     "DEFAULT_STEP_VOCAB_SIZES",
     "FULL_VOCAB_SIZE",
+    "LATE_TOKEN_HORIZON",
     "MAX_AUTO_HORIZON",
     "MIN_AUTO_HORIZON",
     "StepWitness",
     "choose_horizon",
     "full_depth_specs",
+    "late_token_specs",
     "search_step",
     "step_edge_cases",
 ]
@@ -68,6 +70,11 @@ DEEP_HORIZON = 5
 #: The vocabulary at which every token of a step is judged by default (the whole
 #: horizon: gamma + 1 tokens of a chain, a tree's deepest level), on FULL_CASES cases.
 FULL_VOCAB_SIZE = 4
+#: A step whose calls emit more than MAX_AUTO_HORIZON tokens (a gamma = 4 chain) is also
+#: judged on all of them, up to this many, at FULL_VOCAB_SIZE on the late-token cases
+#: (:func:`late_token_specs`, drafts of one token keep them cheap).  Measured on a chain:
+#: about 0.5 CPU s a case at 5 tokens, 3 s at 6, 12 s at 7 (the prefixes grow as 4^n).
+LATE_TOKEN_HORIZON = 6
 
 _STEP_EDGE_FAMILIES = ("context-free sheet examples", "p = q", "zeros in q", "disjoint",
                        "one-hot", "vocabulary 3", "fine differences (2^-10, 2^-20, 2^-30)",
@@ -125,6 +132,23 @@ def full_depth_specs(v: int = FULL_VOCAB_SIZE) -> list[ModelSpec]:
         ModelSpec((ramp[::-1], zero_q)),
         ModelSpec((ramp, ramp), (((0,), ramp[::-1], ramp[::-1]),)),
         ModelSpec((uniform, ramp), (((0,), ramp[::-1], ramp), ((v - 1,), ramp, uniform))),
+    ]
+
+
+def late_token_specs(v: int = FULL_VOCAB_SIZE) -> list[ModelSpec]:
+    """Models at ``v`` tokens on which a long step's every token is cheap to judge: equal
+    rows with ``v`` distinct entries (every draft accepted, the bonus drawn from a row a
+    top-k cut changes), a one-hot draft on the target's largest entry and on its smallest
+    (each draft accepted or rejected, against a full target row, at every position), and a
+    target that reverses after that token, with the draft moving to the other end.  A
+    one-hot draft makes one draft path a call, so the joint law of 5 or 6 tokens costs
+    about what the full-depth cases cost at 4."""
+    ramp = tuple(Fraction(i + 1, v * (v + 1) // 2) for i in range(v))
+    return [
+        ModelSpec((ramp, ramp)),
+        ModelSpec((ramp, _hot(v, v - 1))),
+        ModelSpec((ramp, _hot(v, 0))),
+        ModelSpec((ramp, _hot(v, v - 1)), (((v - 1,), ramp[::-1], _hot(v, 0)),)),
     ]
 
 
@@ -210,15 +234,19 @@ def choose_horizon(step: Any, specs: Sequence[ModelSpec], *, stateful: bool = Fa
     return min(max(horizon, MIN_AUTO_HORIZON), MAX_AUTO_HORIZON), longest
 
 
-def _horizon_note(horizon: int, longest: int | None, given: bool) -> str:
+def _horizon_note(horizon: int, longest: int | None, given: bool, late: bool = False) -> str:
     if given:
         return f" with horizon {horizon}"
     if longest is None:
         return f" with horizon {horizon} (the default: no edge case ran the step)"
     if longest > horizon:
+        where = " on every case" if late else ""
+        later = ("; its later tokens are judged on the late-token cases at "
+                 f"V = {FULL_VOCAB_SIZE} below") if late else ""
         return (f" with horizon {horizon} (chosen from the step: it emits up to {longest} "
-                f"tokens a call, capped at {MAX_AUTO_HORIZON} to keep the joint law small; "
-                f"pass horizon={longest} (--horizon {longest}) to judge all of them)")
+                f"tokens a call, capped at {MAX_AUTO_HORIZON} to keep the joint law small"
+                f"{later}; pass horizon={longest} (--horizon {longest}) to judge all of them"
+                f"{where})")
     tokens = "1 token" if longest == 1 else f"{longest} tokens"
     if longest < horizon:
         return (f" with horizon {horizon} (the smallest chosen: the step's longest output on "
@@ -264,7 +292,8 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
     if horizon is None:
         horizon, longest = choose_horizon(step, specs, stateful=stateful, budget=budget,
                                           processors=processors)
-        note = _horizon_note(horizon, longest, False)
+        late = not one_hot_target and (low, high) == DEFAULT_STEP_VOCAB_SIZES
+        note = _horizon_note(horizon, longest, False, late)
     else:
         check_integer(horizon, "horizon", min_value=1)
         note = _horizon_note(horizon, None, True)
@@ -295,11 +324,27 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
                  f"first {min(depth, WIDE_HORIZON)} tokens ({len(wide)} context-free edge "
                  "cases)")
     full: list[_Case] = []
+    full_note = ""
     if not one_hot_target and (low, high) == DEFAULT_STEP_VOCAB_SIZES:
         # A rule wrong only at V >= 4 and only on a late token (a bonus drawn from a top-k
         # cut of the target row) shows on the whole horizon at V = 4: judged after the
         # small search, so that a bug showing at V = 2..3 keeps its smaller witness.
         full = [_Case(spec, depth) for spec in full_depth_specs()]
+        shallow = (f"on all {depth} tokens (rows with {FULL_VOCAB_SIZE} distinct entries, "
+                   "equal rows, a zero in the draft, targets changing after a token)")
+        full_note = f"edge cases judged {shallow}"
+        if given_horizon is None and longest is not None and longest > depth:
+            # A gamma = 4 chain's bonus (its 5th token) is past the capped horizon: judged
+            # on cases whose drafts keep the joint law of every token small.
+            late = min(longest, LATE_TOKEN_HORIZON)
+            deep_cases = [_Case(spec, late) for spec in late_token_specs()]
+            full_note = (f"edge cases: {len(full)} judged {shallow}, and {len(deep_cases)} "
+                         f"on all {late} tokens (equal rows, one-hot drafts, a target "
+                         "changing after a token)")
+            full += deep_cases
+            if longest > late:
+                full_note += (f"; the step emits up to {longest} tokens a call, and tokens "
+                              f"past {late} are not judged by default (--horizon {longest})")
     if given_horizon is None and longest is not None and longest + 1 > depth \
             and low <= 2 <= high and not one_hot_target:
         # A second call's whole output (after a one-token first call) and a long step's
@@ -328,9 +373,7 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
         note += f" under {processors}"
     result = search(adapter, low=low, high=high, examples=examples, settings=settings,
                     seed=seed, progress=progress, sizes_note=note,
-                    wide_note=f"edge cases judged on all {depth} tokens (rows with "
-                              f"{FULL_VOCAB_SIZE} distinct entries, equal rows, a zero in "
-                              "the draft, targets changing after a token)")
+                    wide_note=full_note)
     if skipped:
         result = replace(result, covered=f"{result.covered} {len(skipped)} of them had no "
                          "processed law (the processors leave no token on the target's "

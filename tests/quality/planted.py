@@ -225,13 +225,13 @@ def _top_k(row: Any, k: int) -> list[Fraction]:
     return normalise([row[i] if i in keep else _ZERO for i in range(len(row))])
 
 
-def bonus_from_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
-                    ) -> tuple[Any, ...]:
+def bonus_from_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any, *,
+                    gamma: int = 3) -> tuple[Any, ...]:
     """Chain, gamma = 3, whose bonus token (the 4th) is drawn from the target row cut to
     its top 3 entries (a sampler's top-k applied to the bonus only): right at V <= 3."""
     ctx = tuple(prefix)
     xs: list[Any] = []
-    for _ in range(3):
+    for _ in range(gamma):
         q = draft((*ctx, *xs))
         x = rng.categorical(q)
         p = target((*ctx, *xs))
@@ -241,29 +241,61 @@ def bonus_from_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
     return (*xs, rng.categorical(_top_k(target((*ctx, *xs)), 3)))
 
 
-def last_draft_against_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
-                            ) -> tuple[Any, ...]:
+def last_draft_against_top3(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any,
+                            *, gamma: int = 3) -> tuple[Any, ...]:
     """Chain, gamma = 3: the last draft token is verified against, and resampled from, the
     target row with its smallest entry masked out (a cached top-3 of the last position)."""
     ctx = tuple(prefix)
     xs: list[Any] = []
     qs = []
-    for _ in range(3):
+    for _ in range(gamma):
         qs.append(draft((*ctx, *xs)))
         xs.append(rng.categorical(qs[-1]))
     for i, x in enumerate(xs):
         p = target((*ctx, *xs[:i]))
-        if i == 2:
+        if i == gamma - 1:
             p = _top_k(p, 3)
         if not rng.random() * qs[i][x] < p[x]:
             return (*xs[:i], rng.categorical(residual(p, qs[i])))
     return (*xs, rng.categorical(target((*ctx, *xs))))
 
 
+def bonus_from_top3_gamma4(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                           ) -> tuple[Any, ...]:
+    """:func:`bonus_from_top3` at gamma = 4: the wrong token is the 5th, past the horizon
+    the defaults choose for every case (4)."""
+    return bonus_from_top3(target, draft, prefix, rng, gamma=4)
+
+
+def batched_bonus_top3_gamma4(target: Any, draft: Any, prefix: tuple[int, ...], rng: Any
+                              ) -> tuple[Any, ...]:
+    """Chain, gamma = 4, written as a verify loop over a precomputed batch of target rows
+    (ratio test, as engines write it): the bonus row comes from a top-3 cache (wrong on
+    the 5th token only, at V >= 4)."""
+    ctx = tuple(prefix)
+    drafted: list[Any] = []
+    rows = []
+    while len(drafted) < 4:
+        row = draft(ctx + tuple(drafted))
+        rows.append(row)
+        drafted.append(rng.categorical(row))
+    targets = [target(ctx + tuple(drafted[:n])) for n in range(5)]
+    targets[4] = _top_k(targets[4], 3)
+    n = 0
+    while n < 4:
+        x = drafted[n]
+        if rng.random() >= targets[n][x] / rows[n][x]:
+            return (*drafted[:n], rng.categorical(residual(targets[n], rows[n])))
+        n += 1
+    return (*drafted, rng.categorical(targets[4]))
+
+
 #: Steps right at V <= 3 that are wrong only on a late token at V >= 4.
 LATE_TOKEN_STEPS = {
     "bonus-from-top3": bonus_from_top3,
     "last-draft-against-top3": last_draft_against_top3,
+    "bonus-from-top3-gamma4": bonus_from_top3_gamma4,
+    "batched-bonus-top3-gamma4": batched_bonus_top3_gamma4,
 }
 PLANTED_STEPS.update(LATE_TOKEN_STEPS)
 

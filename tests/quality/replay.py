@@ -1,4 +1,5 @@
-"""A second, independent exact path for sampler witnesses (issue 25: no false FAIL).
+"""A second, independent exact path for sampler and step witnesses (issue 25: no false
+FAIL).
 
 A plain depth-first replay, written without any of specexact's random source: the
 sampler is run once per leaf of its choice tree, each run following a recorded list of
@@ -12,13 +13,18 @@ decisions and taking the first option past it.
   a comparison that cuts the interval branches, weighted by the parts' lengths (by
   their counts on the grid: strict and non-strict comparisons differ there).
 
-It knows only what the catalogue's samplers use (``categorical``, ``bernoulli``,
+A step's decode (:func:`replay_step_law`) is composed here too: each call's law is
+replayed the same way from every prefix the decode reaches, shortest prefixes first,
+with models that are plain lookups in the witness's rows.
+
+It knows only what the catalogue's samplers and steps use (``categorical``, ``bernoulli``,
 ``random``, affine arithmetic on a uniform and comparisons); anything else raises, so a
 test using it on other code fails loudly instead of agreeing by accident.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -163,15 +169,114 @@ def replay_law(sampler: Callable[..., Any], p: Sequence[Fraction], q: Sequence[F
                bits: int | None = None) -> dict[Any, Fraction]:
     """The exact law of ``sampler(p, q, rng)``: uniforms continuous (``bits`` None) or on
     the grid ``k / 2^bits``."""
+    law = _leaves(lambda rng: sampler(tuple(p), tuple(q), rng), bits)
+    return {k: v for k, v in law.items() if v}
+
+
+def _leaves(run: Callable[[ReplayRandom], Any], bits: int | None) -> dict[Any, Fraction]:
+    """The law of ``run(rng)``'s outcome, one run per leaf of its choice tree."""
     law: dict[Any, Fraction] = {}
     stack: list[list[int]] = [[]]
     while stack:
         prefix = stack.pop()
         rng = ReplayRandom(list(prefix), bits)
-        outcome = sampler(tuple(p), tuple(q), rng)
+        outcome = run(rng)
         for position in range(len(prefix), len(rng.options)):
             for other in range(1, rng.options[position]):
                 stack.append([*rng.decisions[:position], other])
         law[outcome] = law.get(outcome, Fraction(0)) + rng.weight
     assert sum(law.values()) == 1
-    return {k: v for k, v in law.items() if v}
+    return law
+
+
+class Rows:
+    """A model as a plain lookup: ``rows[prefix]``, else ``default``."""
+
+    def __init__(self, default: Sequence[Fraction], rows: dict[tuple[int, ...], Any]) -> None:
+        self._default = tuple(default)
+        self._rows = {prefix: tuple(row) for prefix, row in rows.items()}
+
+    def __call__(self, prefix: Sequence[Any]) -> tuple[Fraction, ...]:
+        key = tuple(int(t) for t in prefix)
+        return self._rows.get(key, self._default)
+
+
+def spec_models(spec: Any) -> tuple[Rows, Rows]:
+    """The target and draft a witness's ``ModelSpec`` describes, as plain lookups."""
+    p, q = spec.default
+    return (Rows(p, {pre: a for pre, a, _ in spec.overrides}),
+            Rows(q, {pre: b for pre, _, b in spec.overrides}))
+
+
+def replay_step_law(step: Callable[..., Any], target: Rows, draft: Rows, horizon: int,
+                    bits: int | None = None, processors: Any = None
+                    ) -> dict[tuple[int, ...], Fraction]:
+    """The exact joint law of the first ``horizon`` tokens of ``step`` decoding from the
+    empty prefix (a sequence that stops first, under ``processors``, ends there)."""
+
+    takes = processors is not None and "processors" in inspect.signature(step).parameters
+
+    def call(prefix: tuple[int, ...]) -> dict[Any, Fraction]:
+        def run(rng: ReplayRandom) -> tuple[int, ...]:
+            if not takes:  # a step that ignores the processors is judged as it is
+                out = step(target, draft, prefix, rng)
+            else:
+                out = step(target, draft, prefix, rng, processors=processors)
+            tokens = tuple(int(t) for t in out)
+            assert tokens, f"the step emitted nothing at {prefix}"
+            return tokens
+        return _leaves(run, bits)
+
+    final: dict[tuple[int, ...], Fraction] = {}
+    levels: list[dict[tuple[int, ...], Fraction]] = [{(): Fraction(1)}]
+    levels += [{} for _ in range(horizon)]
+    for length in range(horizon):
+        for prefix, mass in levels[length].items():
+            for out, weight in call(prefix).items():
+                emitted = prefix + out
+                stopped = processors is not None and \
+                    processors.stop_length(emitted, len(prefix)) is not None
+                if stopped or len(emitted) >= horizon:
+                    key = emitted[:horizon]
+                    final[key] = final.get(key, Fraction(0)) + mass * weight
+                else:
+                    nxt = levels[len(emitted)]
+                    nxt[emitted] = nxt.get(emitted, Fraction(0)) + mass * weight
+    assert sum(final.values()) == 1
+    return {k: v for k, v in final.items() if v}
+
+
+def replay_crossvocab_law(step: Callable[..., Any], target: Any, draft: Any, horizon: int,
+                          bits: int | None = None) -> dict[str, Fraction]:
+    """The exact law of the first ``horizon`` characters of text a cross-vocabulary step's
+    decode emits: ``step(target, draft, prefix_ids, rng)`` returns target ids; the decode
+    goes on from every text shorter than ``horizon``, shortest texts first."""
+    vocab = target.vocab
+    final: dict[str, Fraction] = {}
+    levels: list[dict[tuple[int, ...], Fraction]] = [{} for _ in range(horizon)]
+    levels[0][()] = Fraction(1)
+    for length in range(horizon):
+        for prefix, mass in levels[length].items():
+            def run(rng: ReplayRandom, prefix: tuple[int, ...] = prefix) -> tuple[int, ...]:
+                tokens = tuple(int(t) for t in step(target, draft, prefix, rng))
+                assert tokens, f"the step emitted nothing at {prefix}"
+                return tokens
+            for out, weight in _leaves(run, bits).items():
+                ids = prefix + out
+                text = vocab.decode(ids)
+                if len(text) >= horizon:
+                    final[text[:horizon]] = final.get(text[:horizon], Fraction(0)) + mass * weight
+                else:
+                    nxt = levels[len(text)]
+                    nxt[ids] = nxt.get(ids, Fraction(0)) + mass * weight
+    assert sum(final.values()) == 1
+    return {k: v for k, v in final.items() if v}
+
+
+def target_sequence_law(target: Callable[[tuple[int, ...]], Sequence[Fraction]], horizon: int,
+                        vocab_size: int) -> dict[tuple[int, ...], Fraction]:
+    """The target's own joint law of ``horizon`` tokens: a product of its rows."""
+    law = {(): Fraction(1)}
+    for _ in range(horizon):
+        law = {(*s, t): w * target(s)[t] for s, w in law.items() for t in range(vocab_size)}
+    return {k: w for k, w in law.items() if w}

@@ -12,6 +12,7 @@ from specexact.exact.tree import Budget
 from specexact.properties import search_sampler
 from specexact.properties.edge_cases import block_edge_cases
 from specexact.properties.search import WIDE_CASE_BUDGET, capped_budget
+from specexact.properties.step_search import FULL_VOCAB_SIZE, late_token_specs
 from specexact.steps.models import ContextFreeModel
 from tests.quality.planted import LATE_TOKEN_STEPS, SHARDED_SAMPLERS
 
@@ -67,3 +68,23 @@ def test_late_token_steps_are_right_at_three_tokens(name):
 def test_the_top3_bonus_is_wrong_at_four_tokens():
     wide = ContextFreeModel(("1/10", "1/5", "3/10", "2/5"))
     assert not check_step(LATE_TOKEN_STEPS["bonus-from-top3"], wide, wide, 4).passed
+
+
+@pytest.mark.parametrize("name", ["bonus-from-top3-gamma4", "batched-bonus-top3-gamma4"])
+def test_a_gamma4_bonus_from_a_top3_cut_shows_on_the_fifth_token_only(name):
+    """Past the horizon every case is judged on (4): the late-token cases judge the 5th."""
+    step = LATE_TOKEN_STEPS[name]
+    ramp = ("1/10", "1/5", "3/10", "2/5")
+    target, draft = ContextFreeModel(ramp), ContextFreeModel(("0", "0", "0", "1"))
+    assert check_step(step, target, draft, 4).passed
+    assert not check_step(step, target, draft, 5).passed
+
+
+def test_the_late_token_cases_have_one_draft_path_or_equal_rows():
+    specs = late_token_specs()
+    assert {spec.vocab_size for spec in specs} == {FULL_VOCAB_SIZE}
+    for spec in specs:
+        rows = [spec.default, *((p, q) for _, p, q in spec.overrides)]
+        for p, q in rows:
+            assert p == q or sorted(q)[-1] == 1
+            assert sum(p) == 1 == sum(q)
