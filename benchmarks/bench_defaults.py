@@ -2,7 +2,7 @@
 
 Issue 25 widened the default search: samplers are also judged at V = 8, 16, 64 on
 block-structured edge cases (``BLOCK_VOCAB_SIZES``), steps on every token at V = 4
-(``full_depth_specs``), cross-vocabulary steps to their longest token plus two
+(``full_depth_specs``, and ``late_token_specs`` past the capped horizon), cross-vocabulary steps to their longest token plus two
 characters (``default_horizon``).  Its targets, on the bundled catalogue with default
 options:
 
@@ -50,6 +50,7 @@ def _before_issue_25() -> None:
 
     search.BLOCK_VOCAB_SIZES = ()  # type: ignore[assignment,misc]  # what the search reads
     step_search.full_depth_specs = lambda *args, **kwargs: []  # type: ignore[assignment]
+    step_search.late_token_specs = lambda *args, **kwargs: []  # type: ignore[assignment]
     crossvocab_search.default_horizon = (  # type: ignore[assignment]
         lambda spec: crossvocab_search.MIN_HORIZON)
 

@@ -92,8 +92,8 @@ def exponential_(self: Any, lambd: Any = 1, *, generator: Any = None) -> ExactTe
     if s.semantics == "dtype" and s.uniform_bits(t.dtype) is not None:
         vals: list[Any] = _grid_exponentials(s, t.dtype, generator, n, rate)
     else:
-        recs = s.draw(generator, ("exponential",), n,
-                      lambda: s.new_noise(f"exponential_ at {user_location()}"))
+        where = f"exponential_ at {user_location()}"  # once: every element is drawn here
+        recs = s.draw(generator, ("exponential",), n, lambda: s.new_noise(where))
         vals = [Scaled(r, 1 / rate) for r in recs]
     for pos, v in zip(np.ndindex(*t.arr.shape), vals, strict=True):
         t.arr[pos] = v

@@ -108,20 +108,43 @@ def _torch_dir() -> str | None:
     return None if file is None else os.path.dirname(os.path.abspath(file))
 
 
+#: What each code file is to :func:`user_location`: skipped (this package, torch,
+#: contextlib), specexact's own (outside the catalogue), or the user's.  Keyed by
+#: ``co_filename``; the answer for a file never changes (torch's place is fixed once
+#: it is imported, and a file is only classified while torch runs).
+_SKIPPED, _SPECEXACT, _USER = 0, 1, 2
+_FILE_KINDS: dict[str, int] = {}
+
+
+def _file_kind(filename: str) -> int:
+    kind = _FILE_KINDS.get(filename)
+    if kind is None:
+        torch_dir = _torch_dir()
+        name = os.path.abspath(filename)
+        if name.startswith(_HERE) or (torch_dir is not None and name.startswith(torch_dir)) \
+                or name.startswith(os.path.dirname(contextlib_file())):
+            kind = _SKIPPED
+        elif name.startswith(_OURS) and not name.startswith(_CATALOGUE):
+            kind = _SPECEXACT
+        else:
+            kind = _USER
+        if torch_dir is not None:
+            _FILE_KINDS[filename] = kind
+    return kind
+
+
 def user_location() -> str:
     """``file:line`` of the innermost frame outside this package, torch and the engine.
 
     When that frame is specexact's own (it reads what the code returned, after
     the code's frames are gone), the location is the code's return value.
     """
-    torch_dir = _torch_dir()
     frame: Any = sys._getframe(1)
     while frame is not None:
-        name = os.path.abspath(frame.f_code.co_filename)
-        inside = name.startswith(_HERE) or (torch_dir is not None and name.startswith(torch_dir))
-        if not inside and not name.startswith(os.path.dirname(contextlib_file())):
-            if name.startswith(_OURS) and not name.startswith(_CATALOGUE):
-                return "the value the code returned"
+        kind = _file_kind(frame.f_code.co_filename)
+        if kind == _SPECEXACT:
+            return "the value the code returned"
+        if kind == _USER:
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown location>"
