@@ -336,15 +336,15 @@ def search_step(step: Any, *, vocab_sizes: int | Sequence[int] = DEFAULT_STEP_VO
         if given_horizon is None and longest is not None and longest > depth:
             # A gamma = 4 chain's bonus (its 5th token) is past the capped horizon: judged
             # on cases whose drafts keep the joint law of every token small.
-            late = min(longest, LATE_TOKEN_HORIZON)
-            deep_cases = [_Case(spec, late) for spec in late_token_specs()]
+            reach = min(longest, LATE_TOKEN_HORIZON)
+            deep_cases = [_Case(spec, reach) for spec in late_token_specs()]
             full_note = (f"edge cases: {len(full)} judged {shallow}, and {len(deep_cases)} "
-                         f"on all {late} tokens (equal rows, one-hot drafts, a target "
+                         f"on all {reach} tokens (equal rows, one-hot drafts, a target "
                          "changing after a token)")
             full += deep_cases
-            if longest > late:
+            if longest > reach:
                 full_note += (f"; the step emits up to {longest} tokens a call, and tokens "
-                              f"past {late} are not judged by default (--horizon {longest})")
+                              f"past {reach} are not judged by default (--horizon {longest})")
     if given_horizon is None and longest is not None and longest + 1 > depth \
             and low <= 2 <= high and not one_hot_target:
         # A second call's whole output (after a one-token first call) and a long step's

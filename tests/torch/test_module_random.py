@@ -145,3 +145,58 @@ def test_a_clock_is_not_mistaken_for_a_modelled_draw() -> None:
     except HiddenRandomness:
         return
     assert len(law) == 1
+
+
+# ---- a Python float meeting a float32 tensor (issue 22) ------------------------------
+
+
+def python_draw_against_float32(p: torch.Tensor, q: torch.Tensor) -> Any:
+    """``random.random() < ratio`` with a float32 ratio: torch rounds the Python float
+    to float32 first, so a draw of 1 - 2^-26 is 1.0 and rejects even at p = q."""
+    x = torch.multinomial(q, 1)
+    if random.random() < p[x] / q[x]:
+        return x
+    r = torch.clamp(p - q, min=0)
+    return torch.multinomial(r / r.sum(), 1)
+
+
+def python_draw_against_item(p: torch.Tensor, q: torch.Tensor) -> Any:
+    """The ratio read out with ``.item()``: two Python floats compared in double."""
+    x = torch.multinomial(q, 1)
+    if random.random() < (p[x] / q[x]).item():
+        return x
+    r = torch.clamp(p - q, min=0)
+    return torch.multinomial(r / r.sum(), 1)
+
+
+def test_a_python_draw_against_a_float32_tensor_rounds_to_float32_in_the_dtype_run():
+    one_hot = ["1", "0"]
+    # Exact semantics: the ideal uniform is below 1, every draft is accepted.
+    law = torch_output_distribution(python_draw_against_float32, one_hot, one_hot,
+                                    uniform="continuous", semantics="exact")
+    assert law == {0: 1}
+    # The dtype run: u >= 1 - 2^-25 rounds to 1.0 in float32 (ties to even) and
+    # rejects; the residual is all zero and multinomial raises on its NaN row.
+    with pytest.raises(SamplerRaised, match="nan"):
+        torch_output_distribution(python_draw_against_float32, one_hot, one_hot,
+                                  semantics="dtype")
+    # Real torch agrees on both sides of the cut.
+    p = torch.tensor([1.0, 0.0])
+    saved = random.random
+    try:
+        random.random = lambda: 1 - 2.0 ** -24  # a float32 value below 1: accepted
+        assert int(python_draw_against_float32(p, p)) == 0
+        random.random = lambda: 1 - 2.0 ** -26  # rounds to 1.0: rejected
+        with pytest.raises(RuntimeError, match="probability tensor"):
+            python_draw_against_float32(p, p)
+    finally:
+        random.random = saved
+
+
+def test_a_python_draw_against_an_item_is_compared_in_double():
+    law = torch_output_distribution(python_draw_against_item, P, Q, uniform="continuous",
+                                    semantics="exact")
+    assert law == dict(enumerate(F(x) for x in P))
+    one_hot = ["1", "0"]
+    assert torch_output_distribution(python_draw_against_item, one_hot, one_hot,
+                                     semantics="dtype") == {0: 1}

@@ -22,7 +22,7 @@ from specexact.torch.ops_pyrandom import module_draws
 from specexact.torch.ops_shape import t_, write_into
 from specexact.torch.optable import INPLACE_BASES, OPS, PASSTHROUGH, PROPERTIES, SPELLINGS
 from specexact.torch.session import Session, UniformMode
-from specexact.torch.tensor import ExactTensor, as_exact
+from specexact.torch.tensor import FRACTION_OPERATORS, ExactTensor, as_exact
 from specexact.torch.triton_launch import kernel_launches
 from specexact.torch.unwrap import scripted_as_python
 from specexact.torch.values import (
@@ -180,3 +180,18 @@ def session(rng: ExactRandom, uniform: UniformMode,
         semantics_var.reset(sem_token)
         rng_var.reset(token)
         s.restore()
+
+
+def _fraction_operator(name: str) -> Any:
+    def operator(self: Any, other: Any) -> Any:
+        # As the mode runs an implementation: with torch's function overrides off.
+        with torch._C.DisableTorchFunction():
+            return _call(OPS[name], name, (self, other), {})
+    return operator
+
+
+FRACTION_OPERATORS.update(
+    (name, _fraction_operator(name))
+    for name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__add__",
+                 "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+                 "__rtruediv__"))

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from specexact.numbers import ONE
+from specexact.torch.grid import GridDraw, Step
 from specexact.torch.noise import Unif
 from specexact.torch.tensor import ExactTensor, as_exact, make, read_scalar
 from specexact.torch.values import FixedRandomness, current_session, unsupported
@@ -68,11 +69,33 @@ class _Draws:
         s = current_session()
         return Unif(s.new_uniform(_BITS if s.uniform == "dtype" else None))
 
+    def grid_uniform(self, module: str, lo: Fraction, hi: Fraction) -> GridDraw:
+        """A float64 draw as the dtype run computes with it: ``k / 2**53`` on its grid,
+        and ``a + (b - a) * u`` in double as Python and numpy compute ``uniform(a, b)``,
+        so a later cast to float32 (a Python float meeting a float32 tensor) rounds it
+        as torch does."""
+        self._check(module)
+        draw = GridDraw(current_session().new_uniform(_BITS), torch.float64)
+        if lo == 0 and hi == 1:
+            return draw
+        start, width = float(lo), float(hi) - float(lo)
+
+        def scale(t: torch.Tensor) -> torch.Tensor:
+            return start + width * t
+
+        return draw.then(Step("uniform", scale, (None,), 0, (), torch.float64, 0),
+                         torch.float64)
+
     def uniforms(self, module: str, shape: tuple[int, ...], low: Any = 0, high: Any = 1
                  ) -> ExactTensor:
         lo, hi = _exact(low, "low"), _exact(high, "high")
         n = math.prod(shape)
-        values = [self.uniform(module) * (hi - lo) + lo for _ in range(n)]
+        s = current_session()
+        values: list[Any]
+        if s.semantics == "dtype" and s.uniform == "dtype":
+            values = [self.grid_uniform(module, lo, hi) for _ in range(n)]
+        else:
+            values = [self.uniform(module) * (hi - lo) + lo for _ in range(n)]
         arr = np.empty(shape, dtype=object)
         if shape:
             arr.reshape(-1)[:] = values

@@ -28,12 +28,14 @@ from specexact.torch.values import (
     Special,
     Uninit,
     describe,
+    dtype_semantics,
     unsupported,
     user_location,
 )
 
 __all__ = [
     "FLOAT_FORMATS",
+    "FRACTION_OPERATORS",
     "GRID_BITS",
     "ExactTensor",
     "as_exact",
@@ -72,11 +74,72 @@ class ExactTensor(torch.Tensor):
         return t
 
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
+    __hash__ = torch.Tensor.__hash__  # kept: the operators below define __eq__
+
+    # A Python number read out of an exact tensor (``x.item()``, in exact semantics) is a
+    # Fraction, which torch's own operators refuse: ``random.random() < ratio.item()``
+    # would raise where real torch compares two floats.  These operators hand such an
+    # operand to the exact mode's implementation (FRACTION_OPERATORS), as a Python
+    # scalar; any other operand takes torch's path.
+    def __lt__(self, other: Any) -> Any:
+        return _operator("__lt__", self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _operator("__le__", self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _operator("__gt__", self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _operator("__ge__", self, other)
+
+    def __eq__(self, other: Any) -> Any:
+        return _operator("__eq__", self, other)
+
+    def __ne__(self, other: Any) -> Any:
+        return _operator("__ne__", self, other)
+
+    def __add__(self, other: Any) -> Any:
+        return _operator("__add__", self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _operator("__radd__", self, other)
+
+    def __sub__(self, other: Any) -> Any:
+        return _operator("__sub__", self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _operator("__rsub__", self, other)
+
+    def __mul__(self, other: Any) -> Any:
+        return _operator("__mul__", self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _operator("__rmul__", self, other)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _operator("__truediv__", self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _operator("__rtruediv__", self, other)
 
     @classmethod
     def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),  # type: ignore[override]
                            kwargs: Any = None) -> Any:
         raise unsupported(f"the torch operation {func} (reached without the exact mode)")
+
+
+#: The exact mode's binary operators by dunder name, for a Fraction operand (filled
+#: by :mod:`specexact.torch.mode`, which imports this module).
+FRACTION_OPERATORS: dict[str, Any] = {}
+
+
+def _operator(name: str, self: ExactTensor, other: Any) -> Any:
+    if type(other) is Fraction:
+        impl = FRACTION_OPERATORS.get(name)
+        if impl is not None:
+            return impl(self, other)
+    return getattr(torch.Tensor, name)(self, other)
 
 
 def make(arr: Any, dtype: torch.dtype) -> ExactTensor:
@@ -331,6 +394,11 @@ def _rounded(x: Any, source: torch.dtype, target: torch.dtype) -> Any:
     if isinstance(x, GridDraw):
         step = Step("cast", lambda a: a.to(target), (None,), 0, (), source, 0)
         return x.then(step, target)
+    if isinstance(x, Unif) and x.rec.bits is None and not dtype_semantics():
+        # The continuous uniform of exact semantics is the ideal real number: it has no
+        # rounding to take (the dtype run casts its grid draw as torch does; a grid
+        # uniform in exact semantics has no model of its rounded grid, below).
+        return x
     raise unsupported(f"converting {describe(x)} from {source} to {target}, which rounds "
                       "it (its rounded value has no exact model)")
 
