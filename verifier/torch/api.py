@@ -156,12 +156,15 @@ def single_run(fn: Callable[..., Any], p: Sequence[Fraction], q: Sequence[Fracti
     ``idealised``, when given, collects what the executions idealised."""
     inner = unwrap(fn)
     takes_generator = positional_arity(inner) >= 3
+    rows = (_elements(p), _elements(q))
 
     def run(rng: ExactRandom) -> Any:
         generators = (torch.Generator(),) if takes_generator else ()
         with session(rng, uniform, generators, semantics) as s:
             try:
-                args: list[Any] = [_vector(p, dtype), _vector(q, dtype), *generators]
+                # A fresh tensor each execution (the code may write into its inputs).
+                args: list[Any] = [make(rows[0].copy(), dtype), make(rows[1].copy(), dtype),
+                                   *generators]
                 return emitted(_call(inner, args))
             finally:
                 if idealised is not None:
@@ -188,11 +191,16 @@ def _call(inner: Callable[..., Any], args: list[Any]) -> Any:
         raise
 
 
-def _vector(values: Sequence[Fraction], dtype: torch.dtype) -> ExactTensor:
+def _elements(values: Sequence[Fraction]) -> Any:
+    """``values`` as a 1-D object array (copied for each execution's tensor)."""
     import numpy as np
     arr = np.empty(len(values), dtype=object)
     arr[:] = list(values)
-    return make(arr, dtype)
+    return arr
+
+
+def _vector(values: Sequence[Fraction], dtype: torch.dtype) -> ExactTensor:
+    return make(_elements(values), dtype)
 
 
 def _inputs(p: Sequence[Any], q: Sequence[Any], dtype: Any, uniform: Any, *,

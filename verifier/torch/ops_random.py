@@ -188,7 +188,8 @@ def multinomial(input: Any, num_samples: Any, replacement: bool = False, *,
     results = []
     for row in rows:
         weights = _weights(row)
-        if not replacement and n > sum(1 for w in weights if w):
+        # One sample always has a category: _weights refused a row with none.
+        if not replacement and n > 1 and n > sum(1 for w in weights if w):
             raise RuntimeError("invalid multinomial distribution (with replacement=False, "
                                f"not enough non-negative category to sample) at "
                                f"{user_location()}")
