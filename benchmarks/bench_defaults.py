@@ -2,9 +2,9 @@
 
 Issue 25 widened the default search: samplers are also judged at V = 8, 16, 64 on
 block-structured edge cases (``BLOCK_VOCAB_SIZES``), steps on every token at V = 4
-(``full_depth_specs``, and ``late_token_specs`` past the capped horizon), cross-vocabulary steps to their longest token plus two
-characters (``default_horizon``).  Its targets, on the bundled catalogue with default
-options:
+(``full_depth_specs``, and ``late_token_specs`` past the capped horizon),
+cross-vocabulary steps to their longest token plus two characters
+(``default_horizon``).  Its targets, on the bundled catalogue with default options:
 
 * the median sampler audit takes **<= 5 CPU s**, the median step audit **<= 15 CPU s**
   (cross-vocabulary steps are steps);
