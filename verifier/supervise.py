@@ -376,6 +376,11 @@ def command() -> int:
     # The supervised child.  A specexact the audited code starts is not a worker.
     fd = int(os.environ.pop(WORKER_FD))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked by the supervisor
+    # A SIGINT the audited code sends its own process raises KeyboardInterrupt there
+    # (no verdict), whatever the command inherited: a parent that ignores SIGINT (a
+    # Ray driver, nohup) would leave it ignored and the code's run would go on.  The
+    # user's interrupt reaches the supervisor, which has its own session.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from specexact.exact.guards import running
     from specexact.frontends.cli.main import main
 

@@ -459,3 +459,17 @@ def test_an_endless_loop_stops_at_the_default_budget_without_max_seconds(tmp_pat
     assert done.returncode == 2
     assert "max_execution_cpu_seconds=10 CPU seconds" in done.stderr
     assert "first undecided path: the first execution" in done.stderr
+
+
+def test_a_sigint_the_code_sends_itself_is_undecided_when_the_parent_ignores_sigint(tmp_path):
+    # Before: a command started with SIGINT ignored (a Ray driver ignores it, as does
+    # nohup) left it ignored in the supervised child, so the code's own SIGINT was lost
+    # and its run went on: FAIL on the token it returned.  Failed 2 of 3 full suites.
+    module = write_module(tmp_path, "hostile", "def rule(p, q, rng):\n    import os, signal\n"
+                          "    os.kill(os.getpid(), signal.SIGINT)\n    return 0\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "specexact", "audit", f"{module}:rule", *SMALL], cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "raised KeyboardInterrupt" in done.stderr and "Traceback" not in done.stderr
