@@ -70,8 +70,8 @@ def test_the_top3_bonus_is_wrong_at_four_tokens():
     assert not check_step(LATE_TOKEN_STEPS["bonus-from-top3"], wide, wide, 4).passed
 
 
-@pytest.mark.parametrize("name", ["bonus-from-top3-gamma4", pytest.param(
-    "batched-bonus-top3-gamma4", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["bonus-from-top3-gamma4", "batched-bonus-top3-gamma4"])
 def test_a_gamma4_bonus_from_a_top3_cut_shows_on_the_fifth_token_only(name):
     """Past the horizon every case is judged on (4): the late-token cases judge the 5th."""
     step = LATE_TOKEN_STEPS[name]
