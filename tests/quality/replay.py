@@ -1,5 +1,5 @@
-"""A second, independent exact path for sampler and step witnesses (issue 25: no false
-FAIL).
+"""A second, independent exact path for sampler, step and cross-vocabulary witnesses
+(issue 25: no false FAIL).
 
 A plain depth-first replay, written without any of specexact's random source: the
 sampler is run once per leaf of its choice tree, each run following a recorded list of
@@ -208,42 +208,54 @@ def spec_models(spec: Any) -> tuple[Rows, Rows]:
             Rows(q, {pre: b for pre, _, b in spec.overrides}))
 
 
+def _tokens_of(step_call: Callable[[ReplayRandom], Any], prefix: tuple[int, ...],
+               bits: int | None) -> dict[tuple[int, ...], Fraction]:
+    """The law of one call's emitted ids (a non-empty tuple of ints)."""
+    def run(rng: ReplayRandom) -> tuple[int, ...]:
+        tokens = tuple(int(t) for t in step_call(rng))
+        assert tokens, f"the step emitted nothing at {prefix}"
+        return tokens
+    return _leaves(run, bits)
+
+
+def _compose(call: Callable[[tuple[int, ...]], dict[tuple[int, ...], Fraction]],
+             horizon: int,
+             advance: Callable[[tuple[int, ...], tuple[int, ...]], tuple[int | None, Any]]
+             ) -> dict[Any, Fraction]:
+    """A decode's law, level by level from the empty prefix: ``advance(prefix, ids)``
+    is ``(level, None)`` while it goes on at ``level`` (below ``horizon``), or
+    ``(None, key)`` once it is finished under ``key``."""
+    final: dict[Any, Fraction] = {}
+    levels: list[dict[tuple[int, ...], Fraction]] = [{} for _ in range(horizon)]
+    levels[0][()] = Fraction(1)
+    for length in range(horizon):
+        for prefix, mass in levels[length].items():
+            for out, weight in call(prefix).items():
+                ids = prefix + out
+                level, key = advance(prefix, ids)
+                if level is None:
+                    final[key] = final.get(key, Fraction(0)) + mass * weight
+                else:
+                    levels[level][ids] = levels[level].get(ids, Fraction(0)) + mass * weight
+    assert sum(final.values()) == 1
+    return {k: v for k, v in final.items() if v}
+
+
 def replay_step_law(step: Callable[..., Any], target: Rows, draft: Rows, horizon: int,
                     bits: int | None = None, processors: Any = None
                     ) -> dict[tuple[int, ...], Fraction]:
     """The exact joint law of the first ``horizon`` tokens of ``step`` decoding from the
     empty prefix (a sequence that stops first, under ``processors``, ends there)."""
-
     takes = processors is not None and "processors" in inspect.signature(step).parameters
+    extra = {"processors": processors} if takes else {}  # a step ignoring them is as it is
 
-    def call(prefix: tuple[int, ...]) -> dict[Any, Fraction]:
-        def run(rng: ReplayRandom) -> tuple[int, ...]:
-            if not takes:  # a step that ignores the processors is judged as it is
-                out = step(target, draft, prefix, rng)
-            else:
-                out = step(target, draft, prefix, rng, processors=processors)
-            tokens = tuple(int(t) for t in out)
-            assert tokens, f"the step emitted nothing at {prefix}"
-            return tokens
-        return _leaves(run, bits)
+    def advance(prefix: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int | None, Any]:
+        stopped = processors is not None and \
+            processors.stop_length(ids, len(prefix)) is not None
+        return (None, ids[:horizon]) if stopped or len(ids) >= horizon else (len(ids), None)
 
-    final: dict[tuple[int, ...], Fraction] = {}
-    levels: list[dict[tuple[int, ...], Fraction]] = [{(): Fraction(1)}]
-    levels += [{} for _ in range(horizon)]
-    for length in range(horizon):
-        for prefix, mass in levels[length].items():
-            for out, weight in call(prefix).items():
-                emitted = prefix + out
-                stopped = processors is not None and \
-                    processors.stop_length(emitted, len(prefix)) is not None
-                if stopped or len(emitted) >= horizon:
-                    key = emitted[:horizon]
-                    final[key] = final.get(key, Fraction(0)) + mass * weight
-                else:
-                    nxt = levels[len(emitted)]
-                    nxt[emitted] = nxt.get(emitted, Fraction(0)) + mass * weight
-    assert sum(final.values()) == 1
-    return {k: v for k, v in final.items() if v}
+    return _compose(lambda prefix: _tokens_of(
+        lambda rng: step(target, draft, prefix, rng, **extra), prefix, bits), horizon, advance)
 
 
 def replay_crossvocab_law(step: Callable[..., Any], target: Any, draft: Any, horizon: int,
@@ -251,26 +263,13 @@ def replay_crossvocab_law(step: Callable[..., Any], target: Any, draft: Any, hor
     """The exact law of the first ``horizon`` characters of text a cross-vocabulary step's
     decode emits: ``step(target, draft, prefix_ids, rng)`` returns target ids; the decode
     goes on from every text shorter than ``horizon``, shortest texts first."""
-    vocab = target.vocab
-    final: dict[str, Fraction] = {}
-    levels: list[dict[tuple[int, ...], Fraction]] = [{} for _ in range(horizon)]
-    levels[0][()] = Fraction(1)
-    for length in range(horizon):
-        for prefix, mass in levels[length].items():
-            def run(rng: ReplayRandom, prefix: tuple[int, ...] = prefix) -> tuple[int, ...]:
-                tokens = tuple(int(t) for t in step(target, draft, prefix, rng))
-                assert tokens, f"the step emitted nothing at {prefix}"
-                return tokens
-            for out, weight in _leaves(run, bits).items():
-                ids = prefix + out
-                text = vocab.decode(ids)
-                if len(text) >= horizon:
-                    final[text[:horizon]] = final.get(text[:horizon], Fraction(0)) + mass * weight
-                else:
-                    nxt = levels[len(text)]
-                    nxt[ids] = nxt.get(ids, Fraction(0)) + mass * weight
-    assert sum(final.values()) == 1
-    return {k: v for k, v in final.items() if v}
+
+    def advance(prefix: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int | None, Any]:
+        text = target.vocab.decode(ids)
+        return (None, text[:horizon]) if len(text) >= horizon else (len(text), None)
+
+    return _compose(lambda prefix: _tokens_of(
+        lambda rng: step(target, draft, prefix, rng), prefix, bits), horizon, advance)
 
 
 def target_sequence_law(target: Callable[[tuple[int, ...]], Sequence[Fraction]], horizon: int,
