@@ -495,3 +495,20 @@ def test_a_write_into_a_computed_tensor_is_seen_by_the_next_op() -> None:
 
     seen = computed_in_dtype(lambda: written(torch.tensor([0.25, 0.75]), None))
     assert seen == [6.0, 2.5]
+
+
+def test_a_remembered_grid_count_tells_signed_zeros_apart() -> None:
+    """``count`` is remembered by the steps' operands: ``u / 0.0`` and ``u / -0.0`` are
+    +inf and -inf on the positive grid points, so they must not share an entry."""
+    from specexact.torch.grid import GridDraw, Step
+    from specexact.torch.noise import UniformRecord
+
+    def draw(zero: float) -> GridDraw:
+        rec = UniformRecord(None, 24, 0)  # type: ignore[arg-type]
+        step = Step("div", torch.div, (None, torch.tensor(zero)), 0, (), torch.float32, 0)
+        return GridDraw(rec, torch.float32).then(step, torch.float32).within(1, GRID)
+
+    assert draw(0.0).steps[0].full_key() != draw(-0.0).steps[0].full_key()
+    below_zero = [draw(zero).count("<", 0.0) for zero in (0.0, -0.0, 0.0)]
+    # Past k = 0 (0/0 is nan), every point is +inf (never below 0) or -inf (always).
+    assert below_zero == [(1, 1), (1, GRID), (1, 1)]

@@ -45,7 +45,7 @@ from specexact.numbers import ONE, ZERO
 from specexact.torch.api import dtype_rows, emitted, torch_dtype
 from specexact.torch.mode import session
 from specexact.torch.session import UniformMode
-from specexact.torch.tensor import ExactTensor, as_exact, make
+from specexact.torch.tensor import as_exact, make
 from specexact.torch.unwrap import unwrap
 from specexact.torch.values import Semantics
 
@@ -110,15 +110,17 @@ class BatchKernel:
         return self.fn(*args)
 
 
-def _tensor(rows: Sequence[Sequence[Sequence[Fraction]]], dtype: torch.dtype,
-            semantics: Semantics) -> ExactTensor:
+def _array(rows: Sequence[Sequence[Sequence[Fraction]]], dtype: torch.dtype,
+           semantics: Semantics) -> np.ndarray[Any, Any]:
+    """The ``[B, n, V]`` object array of probability rows, rounded to ``dtype`` in dtype
+    semantics."""
     if semantics == "dtype":
         rows = [[dtype_rows(r, dtype, "a probability row") for r in block] for block in rows]
     arr = np.empty((len(rows), len(rows[0]), len(rows[0][0])), dtype=object)
     for b, block in enumerate(rows):
         for i, r in enumerate(block):
             arr[b, i, :] = list(r)
-    return make(arr, dtype)
+    return arr
 
 
 def _padded(row: BatchRow, k: int) -> tuple[list[Row], list[Row]]:
@@ -134,18 +136,27 @@ def _draw_drafts(rows: Sequence[BatchRow], rng: ExactRandom) -> list[list[Any]]:
     return [[rng.categorical(list(q)) for q in row.q] for row in rows]
 
 
-def _call(fn: Callable[..., Any], rows: Sequence[BatchRow], drafts: Sequence[list[Any]],
-          generators: list[torch.Generator | None], k: int, dtype: torch.dtype,
-          semantics: Semantics) -> Any:
-    ids = np.empty((len(rows), k), dtype=object)
+def _inputs(rows: Sequence[BatchRow], k: int, dtype: torch.dtype,
+            semantics: Semantics) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The batch's ``draft_probs`` and ``target_probs`` as object arrays: they depend on
+    the rows alone, so a program builds them once and every execution gets a copy."""
     qs, ps = [], []
-    for b, (row, xs) in enumerate(zip(rows, drafts, strict=True)):
-        ids[b, :] = [*xs, *([-1] * (k - len(xs)))]
+    for row in rows:
         q, p = _padded(row, k)
         qs.append(q)
         ps.append(p)
-    return fn(make(ids, torch.int64), _tensor(qs, dtype, semantics),
-              _tensor(ps, dtype, semantics), generators)
+    return _array(qs, dtype, semantics), _array(ps, dtype, semantics)
+
+
+def _call(fn: Callable[..., Any], inputs: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
+          drafts: Sequence[list[Any]], generators: list[torch.Generator | None], k: int,
+          dtype: torch.dtype) -> Any:
+    ids = np.empty((len(drafts), k), dtype=object)
+    for b, xs in enumerate(drafts):
+        ids[b, :] = [*xs, *([-1] * (k - len(xs)))]
+    qs, ps = inputs
+    return fn(make(ids, torch.int64), make(qs.copy(), dtype), make(ps.copy(), dtype),
+              generators)
 
 
 def row_outcome(out: Any, b: int, k: int, row: BatchRow) -> Outcome:
@@ -196,6 +207,7 @@ def batch_program(fn: Callable[..., Any], rows: Sequence[BatchRow], k: int, *,
     :func:`row_outcome`).  Its enumeration is the batch's exact joint law."""
     inner = unwrap(fn)
     tdtype = torch_dtype(dtype)
+    inputs = _inputs(rows, k, tdtype, semantics)
 
     def run(rng: ExactRandom) -> Any:
         generators: list[torch.Generator | None] = [
@@ -203,7 +215,7 @@ def batch_program(fn: Callable[..., Any], rows: Sequence[BatchRow], k: int, *,
         provided = tuple(g for g in generators if g is not None)
         with session(rng, uniform, provided, semantics):
             drafts = _draw_drafts(rows, rng)
-            out = _call(inner, rows, drafts, generators, k, tdtype, semantics)
+            out = _call(inner, inputs, drafts, generators, k, tdtype)
             bad = _checked_shape(out, len(rows), k)
             if bad is not None:
                 return tuple(bad for _ in rows)
@@ -232,6 +244,7 @@ def seeded_program(fn: Callable[..., Any], contexts: Sequence[tuple[Sequence[Bat
     tdtype = torch_dtype(dtype)
     own = torch.Generator()
     own.manual_seed(7)
+    inputs = [_inputs(rows, k, tdtype, semantics) for rows, _ in contexts]
 
     def run(rng: ExactRandom) -> Any:
         others = [[_outside_generator(b) if row.seeded and b != at else None
@@ -241,14 +254,14 @@ def seeded_program(fn: Callable[..., Any], contexts: Sequence[tuple[Sequence[Bat
         with session(rng, uniform, provided, semantics) as s:
             start = own.get_state()
             mine = None
-            for (rows, at), gens in zip(contexts, others, strict=True):
+            for (rows, at), gens, given in zip(contexts, others, inputs, strict=True):
                 drafts = _draw_drafts(rows, rng)
                 if mine is None:
                     mine = drafts[at]
                 drafts[at] = mine
                 gens[at] = own
                 own.set_state(start)
-                out = _call(inner, rows, drafts, list(gens), k, tdtype, semantics)
+                out = _call(inner, given, drafts, list(gens), k, tdtype)
                 bad = _checked_shape(out, len(rows), k)
                 outcome = bad if bad is not None else row_outcome(out, at, k, rows[at])
                 results.append((outcome, s.position(own)))

@@ -99,14 +99,27 @@ class Step:
         for i, arg in enumerate(self.point_args):
             if i == self.slot:
                 continue
-            if isinstance(arg, torch.Tensor):
-                with torch._C.DisableTorchFunction():
-                    values = tuple(arg.detach().to(torch.float64).reshape(-1).tolist())
-                parts.append((arg.dtype, tuple(arg.shape), values))
-            elif isinstance(arg, (bool, int, float, type(None), torch.dtype)):
-                parts.append((type(arg), arg))
-            else:
+            part = _operand_key(arg)
+            if part is None:
                 return None
+            parts.append(part)
+        return tuple(parts)
+
+    def full_key(self) -> tuple[Any, ...] | None:
+        """What determines :meth:`__call__`'s values: the op, the draw's slot, dtype and
+        shape, the element read back, and every other operand's exact value and shape (the
+        whole tensors, so the kernel path is the same); None when one has no exact key."""
+        fn = _fn_key(self.fn)
+        if fn is None:
+            return None
+        parts: list[Any] = [fn, self.slot, self.in_dtype, self.in_shape, self.out_flat]
+        for i, arg in enumerate(self.args):
+            if i == self.slot:
+                continue
+            part = _operand_key(arg)
+            if part is None:
+                return None
+            parts.append(part)
         return tuple(parts)
 
     def batch(self, values: torch.Tensor) -> torch.Tensor:
@@ -124,6 +137,24 @@ class Step:
 
 
 _PLAIN = (bool, int, float, Fraction, type(None), torch.dtype, str)
+
+
+def _operand_key(arg: Any) -> Any:
+    """An operand by its exact value (a tensor: dtype, shape, layout and values)."""
+    if isinstance(arg, torch.Tensor):
+        if arg.is_complex():
+            return None
+        with torch._C.DisableTorchFunction():
+            values = arg.detach().reshape(-1).tolist()
+            shape, stride = tuple(arg.shape), tuple(arg.stride())
+        if arg.is_floating_point():  # by bits: -0.0 and 0.0 divide differently
+            values = [float(v).hex() for v in values]
+        return (arg.dtype, shape, stride, tuple(values))
+    if isinstance(arg, float):
+        return (float, arg.hex())
+    if isinstance(arg, (bool, int, type(None), torch.dtype)):
+        return (type(arg), arg)
+    return None
 
 
 def _fn_key(fn: Any) -> Any:
@@ -203,7 +234,23 @@ class GridDraw(Comparisons):
     # -- comparisons ------------------------------------------------------------
 
     def count(self, op: str, t: float) -> tuple[int, int]:
-        """The grid points ``[a, b)`` where ``f(k) op t`` (an interval: f is monotone)."""
+        """The grid points ``[a, b)`` where ``f(k) op t`` (an interval: f is monotone).
+
+        A function of the steps' operands, so it is remembered by them (a kernel compares
+        the same function of a draw with the same threshold at every execution)."""
+        keys = tuple(step.full_key() for step in self.steps)
+        if any(key is None for key in keys):
+            return self._count(op, t)
+        key = (self.rec.bits, self.span, keys, op, t)
+        found = _COUNT_CACHE.get(key)
+        if found is None:
+            found = self._count(op, t)
+            if len(_COUNT_CACHE) >= _COUNT_CACHE_SIZE:
+                _COUNT_CACHE.clear()
+            _COUNT_CACHE[key] = found
+        return found
+
+    def _count(self, op: str, t: float) -> tuple[int, int]:
         start, n = self.span
         lo, hi = self.ends()
         if op == "!=":
@@ -452,6 +499,8 @@ Buckets = tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]
 #: The buckets of a drawn entry, by what determines them (:func:`_bucket_key`): a loop
 #: races the same noise function of the same rows at every execution of its tree.
 _BUCKET_CACHE: dict[tuple[Any, ...], Buckets] = {}
+_COUNT_CACHE: dict[tuple[Any, ...], tuple[int, int]] = {}
+_COUNT_CACHE_SIZE = 4096
 _BUCKET_CACHE_SIZE = 512
 
 
