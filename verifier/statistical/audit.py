@@ -130,6 +130,8 @@ class Draws:
     invalid: int = 0
     invalid_examples: tuple[str, ...] = ()
     crash: str | None = None
+    #: What the invalid draws did ("were not tokens of the vocabulary").
+    invalid_what: str = "were not tokens of the vocabulary"
 
 
 @final
@@ -149,6 +151,8 @@ class CaseResult:
     threshold: float
     rejected: bool
     detectable_tv: float
+    #: What the invalid draws did (see :class:`Draws`).
+    invalid_what: str = "were not tokens of the vocabulary"
 
     @property
     def drawn(self) -> int:
@@ -180,7 +184,7 @@ class CaseResult:
         if self.crash is not None:
             return f"the sampler raised: {self.crash}"
         if self.invalid:
-            return (f"{self.invalid} draws were not tokens of the vocabulary "
+            return (f"{self.invalid} draws {self.invalid_what} "
                     f"({', '.join(self.invalid_examples)})")
         if self.support_violation:
             return f"{self.support_violation} draws on tokens where p = 0"
@@ -585,7 +589,7 @@ def judge_counts(cases: Sequence[Case], draws: Sequence[Draws], *, samples: int,
     return tuple(
         CaseResult(case, samples, d.counts, d.invalid, d.invalid_examples, d.crash,
                    g, df, p_value, thresholds[i], rejected[i],
-                   _case_detectable_tv(case, samples, level))
+                   _case_detectable_tv(case, samples, level), d.invalid_what)
         for i, (case, d, (g, df, p_value)) in enumerate(zip(cases, draws, tests, strict=True)))
 
 

@@ -406,6 +406,8 @@ class Tally:
         self.invalid = [0] * len(units)
         self.examples: list[list[str]] = [[] for _ in units]
         self.crash: str | None = None
+        #: Per unit, what its invalid draws did (None: not tokens of the vocabulary).
+        self.invalid_what: list[str | None] = [None] * len(units)
 
     def add_counts(self, unit: int, counts: Sequence[int]) -> None:
         row = self.counts[unit]
@@ -419,8 +421,10 @@ class Tally:
                 self.examples[unit].append(text)
 
     def draws(self) -> list[Draws]:
-        return [Draws(tuple(c), inv, tuple(ex), self.crash)
-                for c, inv, ex in zip(self.counts, self.invalid, self.examples, strict=True)]
+        return [Draws(tuple(c), inv, tuple(ex), self.crash) if what is None
+                else Draws(tuple(c), inv, tuple(ex), self.crash, what)
+                for c, inv, ex, what in zip(self.counts, self.invalid, self.examples,
+                                            self.invalid_what, strict=True)]
 
 
 def count_tokens(tally: Tally, tokens: Any, unit_of_row: Any, np: Any) -> None:

@@ -148,7 +148,7 @@ def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
         # The code runs on its own randomness, numpy or torch: no exact-mode wrapping.
         from specexact.frontends.cli.statistical_cmd import statistical_command
 
-        args.resolved_kind = "step" if args.signature == "chain" else kind
+        args.resolved_kind = "step" if args.signature in ("chain", "batch") else kind
         with _quiet_stdout(args.json, err):
             return statistical_command(fn, target, kind, args, out=out, err=err)
     fn, kind, variants = _torch_mode(fn, kind, args)

@@ -5,7 +5,9 @@ Per-call mode runs :func:`specexact.statistical.audit.statistical_audit`
 :func:`specexact.statistical.torch_adapter.torch_sampler`); ``--batched`` runs
 :func:`specexact.statistical.batched.batched_statistical_audit`, or with
 ``--signature chain --gamma K``
-:func:`specexact.statistical.batched_chain.batched_chain_audit`.
+:func:`specexact.statistical.batched_chain.batched_chain_audit`, or with
+``--signature batch`` (``--gamma K`` drafts per row)
+:func:`specexact.statistical.batched_batch.batch_signature_audit`.
 """
 
 from __future__ import annotations
@@ -26,13 +28,19 @@ def _check(args: argparse.Namespace, kind: str) -> None:
     from specexact.frontends.cli.flags import check_modes
 
     signature = args.signature
-    if signature not in ("single", "chain"):
+    if signature not in ("single", "chain", "batch"):
         msg = (f"--signature {signature} has no statistical mode; --statistical takes "
-               "--signature single (a sampler) or chain (with --batched)")
+               "--signature single (a sampler), chain or batch (with --batched)")
         raise InvalidArgument(msg)
     if signature == "chain" and not args.batched:
         msg = "--signature chain with --statistical needs --batched (the batched chain shape)"
         raise InvalidArgument(msg)
+    if signature == "batch" and not args.batched:
+        msg = ("--signature batch with --statistical needs --batched (a batch kernel is "
+               "called on whole batches)")
+        raise InvalidArgument(msg)
+    if signature == "batch":
+        _check_batch(args)
     if getattr(args, "numpy", False) or args.uniform != "dtype":
         msg = "--numpy and --uniform are exact-mode options; drop them with --statistical"
         raise InvalidArgument(msg)
@@ -48,7 +56,27 @@ def _check(args: argparse.Namespace, kind: str) -> None:
     if args.torch and args.array == "numpy":
         msg = "--torch hands torch tensors; it contradicts --array numpy"
         raise InvalidArgument(msg)
-    check_modes(args, "sampler" if signature == "chain" else kind)
+    check_modes(args, "sampler" if signature in ("chain", "batch") else kind)
+
+
+def _check_batch(args: argparse.Namespace) -> None:
+    """The batch signature runs torch tensors with per-row generators, on a device that
+    must be there."""
+    given = [flag for flag, value in (
+        ("--array numpy", args.array == "numpy"),
+        ("--generators", args.generators != "shared")) if value]
+    if given:
+        msg = (f"{', '.join(given)} does not apply to --signature batch (torch tensors, one "
+               "generator per row)")
+        raise InvalidArgument(msg)
+    if args.device == "cuda":
+        from specexact.floats.scalars import torch_module
+
+        torch = torch_module("--device cuda")
+        if not torch.cuda.is_available():
+            msg = ("--device cuda: no CUDA device is available (torch.cuda.is_available() "
+                   "is False); use --device cpu")
+            raise InvalidArgument(msg)
 
 
 def _array(fn: Callable[..., Any], args: argparse.Namespace) -> str:
@@ -78,6 +106,13 @@ def _run(fn: Callable[..., Any], args: argparse.Namespace, progress: Progress) -
         "dtype": args.dtype if array == "torch" else None, "progress": progress}
     if args.batch_rows is not None:
         options["batch_rows"] = args.batch_rows
+    if args.signature == "batch":
+        from specexact.statistical.batched_batch import batch_signature_audit
+
+        batch_options = {key: options[key] for key in (
+            "samples", "seed", "max_seconds", "device", "progress", "batch_rows")
+            if key in options}
+        return batch_signature_audit(fn, k=args.gamma, dtype=args.dtype, **batch_options)
     if args.signature == "chain":
         from specexact.statistical.batched_chain import batched_chain_audit
 
@@ -91,7 +126,7 @@ def statistical_command(fn: Callable[..., Any], name: str, kind: str,
                         args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     """Run the statistical audit the flags ask for; write the report; the exit code."""
     _check(args, kind)
-    chain = args.signature == "chain"
+    chain = args.signature in ("chain", "batch")
     with Progress(f"sampling {name}", enabled=False if args.json else None,
                   stream=err) as progress:
         report = _run(fn, args, progress)
