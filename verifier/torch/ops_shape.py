@@ -343,6 +343,34 @@ def repeat(self: Any, *sizes: Any) -> ExactTensor:
     return make(np.tile(arr, reps), t.dtype)
 
 
+def _repeat_counts(repeats: Any) -> Any:
+    counts = _index_part(as_exact(repeats)) if isinstance(repeats, torch.Tensor) \
+        else as_int(repeats)
+    if np.any(np.asarray(counts) < 0):
+        raise RuntimeError("repeats can not be negative")
+    return counts
+
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: Any = None, *,
+                      output_size: Any = None) -> ExactTensor:
+    """``torch.repeat_interleave``: each element (along ``dim``; of the flattened tensor
+    when ``dim`` is None) repeated; with one 1-D count tensor, the indices repeated."""
+    if repeats is None:  # repeat_interleave(counts): 0..n-1, each its count's times
+        counts = _repeat_counts(input)
+        out = np.repeat(np.arange(len(np.atleast_1d(counts))), counts)
+        result = make(np.array([int(i) for i in out], dtype=object), torch.int64)
+    else:
+        t = as_exact(input)
+        counts = _repeat_counts(repeats)
+        arr = t.arr.reshape(-1) if dim is None else t.arr
+        axis = 0 if dim is None else _dim(dim, t.arr.ndim)
+        result = make(np.repeat(arr, counts, axis=axis), t.dtype)
+    if output_size is not None and as_int(output_size) != result.arr.shape[
+            0 if dim is None else _dim(dim, result.arr.ndim)]:
+        raise RuntimeError("allocated size does not match required size")
+    return result
+
+
 def unsqueeze(input: Any, dim: Any) -> ExactTensor:
     t = as_exact(input)
     d = as_int(dim)
@@ -513,7 +541,8 @@ SHAPE: dict[str, Any] = {
     "index_select": index_select, "nonzero": nonzero,
     "view": view, "view_as": view_as, "broadcast_to": broadcast_to, "reshape": reshape,
     "flatten": flatten, "expand": expand,
-    "expand_as": expand_as, "repeat": repeat, "unsqueeze": unsqueeze, "squeeze": squeeze,
+    "expand_as": expand_as, "repeat": repeat, "repeat_interleave": repeat_interleave,
+    "unsqueeze": unsqueeze, "squeeze": squeeze,
     "pad": pad, "cat": cat, "concat": cat, "concatenate": cat, "stack": stack, "flip": flip,
     "transpose": transpose, "swapaxes": transpose, "permute": permute, "t": t_,
     "clone": clone, "contiguous": contiguous, "detach": same, "cpu": same, "cuda": same,
