@@ -159,6 +159,9 @@ def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
         yield BatchCase("batch invariance", (mixed, other), (0,))
         yield BatchCase("batch invariance", (other, mixed), (1,))
     yield BatchCase("batch invariance", (pad, certain, mixed), (2,))
+    # a shorter row next to a longer one (a kernel that reads the batch's longest draft)
+    yield BatchCase("batch invariance", (partial, mixed), (0,))
+    yield BatchCase("batch invariance", (mixed, partial), (1,))
     # seeds: the seeded row alone, next to unseeded and seeded rows, at each position
     # (the neighbours that vary the contexts are certain rows, so that the coupled
     # execution stays small, and one random unseeded row)

@@ -37,7 +37,7 @@ CASES = [
     pytest.param(vllm_style, "vllm_bug_rowlaw", "fail", "row law", marks=slow),
     pytest.param(vllm_style, "vllm_bug_independence", "fail", "independence", marks=slow),
     pytest.param(vllm_style, "vllm_bug_padding", "fail", "padding", marks=slow),
-    pytest.param(vllm_style, "vllm_bug_batchmax", "fail", "row law", marks=slow),
+    pytest.param(vllm_style, "vllm_bug_batchmax", "fail", "batch invariance", marks=slow),
     pytest.param(vllm_style, "vllm_bug_seeds", "fail", "seeds", marks=slow),
     pytest.param(flashinfer_style, "flashinfer_bug_rowlaw", "fail", "row law", marks=slow),
     pytest.param(flashinfer_style, "flashinfer_bug_independence", "fail", "independence",
