@@ -92,28 +92,21 @@ class Step:
     def key(self) -> tuple[Any, ...] | None:
         """What determines :meth:`batch`'s values: the op, the draw's slot and dtype, and
         every other operand's exact value (None when one has no exact key)."""
-        fn = _fn_key(self.fn)
-        if fn is None:
-            return None
-        parts: list[Any] = [fn, self.slot, self.in_dtype]
-        for i, arg in enumerate(self.point_args):
-            if i == self.slot:
-                continue
-            part = _operand_key(arg)
-            if part is None:
-                return None
-            parts.append(part)
-        return tuple(parts)
+        return self._key(self.point_args, self.slot, self.in_dtype)
 
     def full_key(self) -> tuple[Any, ...] | None:
         """What determines :meth:`__call__`'s values: the op, the draw's slot, dtype and
         shape, the element read back, and every other operand's exact value and shape (the
         whole tensors, so the kernel path is the same); None when one has no exact key."""
+        return self._key(self.args, self.slot, self.in_dtype, self.in_shape, self.out_flat)
+
+    def _key(self, args: Sequence[Any], *given: Any) -> tuple[Any, ...] | None:
+        """The op's key, ``given``, then each operand of ``args`` but the draw's."""
         fn = _fn_key(self.fn)
         if fn is None:
             return None
-        parts: list[Any] = [fn, self.slot, self.in_dtype, self.in_shape, self.out_flat]
-        for i, arg in enumerate(self.args):
+        parts: list[Any] = [fn, *given]
+        for i, arg in enumerate(args):
             if i == self.slot:
                 continue
             part = _operand_key(arg)
