@@ -4,7 +4,10 @@ Each is ``fn(draft_token_ids [B, k], draft_probs [B, k, V], target_probs [B, k +
 generators) -> LongTensor [B, k + 1]`` (``--signature batch``): ``-1`` pads a row that
 drafted fewer tokens, ``generators[b]`` is the request's ``torch.Generator`` or None
 (torch's global generator), and each returned row holds the emitted tokens then
-``-1``.  The wrong ones reproduce a bug class of the reference sheet's section 11.
+``-1``.  The ``hf_speculative_sampling_*`` kernels are batched hf functions
+(``--signature hf --batched``), the ``chain_global*`` ones batched chain functions
+without generators (``--signature chain --batched``).  The wrong ones reproduce a bug
+class of the reference sheet's section 11.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ import torch
 __all__ = [
     "block_verification",
     "block_verification_shared_uniform",
+    "chain_global",
+    "chain_global_shared_row",
     "compacted_generators",
     "compacted_rows",
     "flashinfer_chain",
     "hf_batched",
     "hf_batched_fewest_matches",
+    "hf_speculative_sampling_batch_sum",
+    "hf_speculative_sampling_batched",
     "ignored_seeds",
     "mixed_batch_empty_like",
     "placeholder_accepted",
@@ -387,3 +394,91 @@ def compacted_generators(draft_token_ids: torch.Tensor, draft_probs: torch.Tenso
     """Per-request generators indexed by the compacted row number: next to a request with
     no draft, a seeded request draws from its neighbour's generator (seeds)."""
     return _compacted(draft_token_ids, draft_probs, target_probs, generators, mapped=False)
+
+
+def hf_speculative_sampling_batched(candidate_input_ids: torch.Tensor,
+                                    candidate_logits: torch.Tensor, candidate_length: int,
+                                    new_logits: torch.Tensor, is_done_candidate: bool
+                                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    """transformers' ``_speculative_sampling`` with a batch dimension (``--signature hf
+    --batched``): each row's ratios, uniforms and ``n_matches`` of its own, then its
+    residual or bonus token.  The test is strict, ``r_i < p_i / q_i`` (transformers'
+    ``<=`` accepts a draft with ``p = 0`` when ``torch.rand`` returns 0, with probability
+    2^-24 in float32).  Returns ``(valid_tokens [B, k + 1], n_matches [B])``; row
+    ``b``'s tokens are ``valid_tokens[b, :n_matches[b] + 1]``."""
+    return _hf_logits(candidate_input_ids, candidate_logits, candidate_length, new_logits,
+                      is_done_candidate, whole_batch=False)
+
+
+def hf_speculative_sampling_batch_sum(candidate_input_ids: torch.Tensor,
+                                      candidate_logits: torch.Tensor, candidate_length: int,
+                                      new_logits: torch.Tensor, is_done_candidate: bool
+                                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same port keeping transformers' batch-1 ``.sum()``: ``n_matches`` counts the
+    accepted drafts of the whole batch, so a row's tokens depend on its neighbours'."""
+    return _hf_logits(candidate_input_ids, candidate_logits, candidate_length, new_logits,
+                      is_done_candidate, whole_batch=True)
+
+
+def _hf_logits(candidate_input_ids: torch.Tensor, candidate_logits: torch.Tensor,
+               candidate_length: int, new_logits: torch.Tensor, is_done_candidate: bool,
+               *, whole_batch: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    new_ids = candidate_input_ids[:, -candidate_length:]
+    q = candidate_logits.softmax(dim=-1)
+    p = new_logits.softmax(dim=-1)
+    q_i = q[:, :candidate_length].gather(-1, new_ids.unsqueeze(-1)).squeeze(-1)
+    p_i = p[:, :candidate_length].gather(-1, new_ids.unsqueeze(-1)).squeeze(-1)
+    r_i = torch.rand_like(p_i)
+    is_accepted = r_i < p_i / q_i
+    rejected = (~is_accepted).cumsum(dim=-1) < 1
+    n_matches = rejected.sum() if whole_batch else rejected.sum(dim=-1)
+    batch = new_ids.shape[0]
+    counts = n_matches.expand(batch) if whole_batch else n_matches
+    valid = torch.zeros((batch, candidate_length + 1), dtype=torch.long)
+    for b in range(batch):
+        n = min(int(counts[b]), candidate_length)
+        if is_done_candidate and n == candidate_length:
+            n -= 1
+        valid[b, :n] = new_ids[b, :n]
+        if n < candidate_length:
+            weights = torch.clamp(p[b, n] - q[b, n], min=0)
+            weights = weights / weights.sum()
+        else:
+            weights = p[b, n]
+        valid[b, n] = torch.multinomial(weights, 1)[0]
+    return valid, n_matches
+
+
+def chain_global(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                 target_probs: torch.Tensor) -> torch.Tensor:
+    """vLLM v0's chain shape without generators (``--signature chain --batched``): every
+    row drafts ``k`` tokens, uniforms ``[B, k]`` from the global generator, the first
+    rejection's residual or the bonus, ``-1`` after."""
+    return _chain(draft_token_ids, draft_probs, target_probs, shared=False)
+
+
+def chain_global_shared_row(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+                            target_probs: torch.Tensor) -> torch.Tensor:
+    """The same with one row of uniforms broadcast over the batch (``torch.rand(1, k)
+    .expand``): each row's law is right, the rows are dependent."""
+    return _chain(draft_token_ids, draft_probs, target_probs, shared=True)
+
+
+def _chain(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor,
+           target_probs: torch.Tensor, *, shared: bool) -> torch.Tensor:
+    batch, k = draft_token_ids.shape
+    u = torch.rand(1, k).expand(batch, k) if shared else torch.rand(batch, k)
+    ids = draft_token_ids.unsqueeze(-1)
+    p_tok = target_probs[:, :k].gather(-1, ids).squeeze(-1)
+    q_tok = draft_probs.gather(-1, ids).squeeze(-1)
+    accepted = torch.cumprod((u * q_tok < p_tok).long(), dim=1).sum(dim=1)
+    out = torch.full((batch, k + 1), -1, dtype=torch.long)
+    for b in range(batch):
+        a = int(accepted[b])
+        out[b, :a] = draft_token_ids[b, :a]
+        if a < k:
+            weights = torch.clamp(target_probs[b, a] - draft_probs[b, a], min=0)
+        else:
+            weights = target_probs[b, a]
+        out[b, a] = _sample(weights, None)
+    return out

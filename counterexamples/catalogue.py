@@ -253,12 +253,13 @@ _LOSSY_BY_DESIGN = (
 
 
 def _batch(name: str, fn: Callable[..., Any], gamma: int, lossless: bool, summary: str,
-           source: str, *, faithful: bool = False) -> Entry:
-    """A batch kernel (``--signature batch``) judged at ``gamma`` drafts and V = 2; the
-    witness is the audit's own (the smallest failing case of the batch panel)."""
+           source: str, *, faithful: bool = False, convention: str = "batch") -> Entry:
+    """A batch kernel (``--signature batch``, or a batched chain or hf function) judged at
+    ``gamma`` drafts and V = 2; the witness is the audit's own (the smallest failing case
+    of the batch panel)."""
     from specexact.torch.batch import BatchKernel
 
-    kernel = BatchKernel(fn, k=gamma, faithful=faithful)
+    kernel = BatchKernel(fn, k=gamma, faithful=faithful, convention=convention)
     return Entry(name, "batch", lossless, kernel, summary, source, None, vocab_sizes=(2, 2))
 
 
@@ -353,6 +354,24 @@ def _batch_entries() -> tuple[Entry, ...]:
                "A batched fast path computing in float16 when B > 1: a row's law depends on "
                "the batch size (seen in the faithful float32 run).",
                "vLLM RFC #54506; MLX-LM #1423", faithful=True),
+        _batch("batch-hf-signature", bk.hf_speculative_sampling_batched, 2, True,
+               "transformers' _speculative_sampling with a batch dimension, audited in its own "
+               "shape (--signature hf --batched): each row's ratios, uniforms and n_matches, "
+               "then its residual or bonus. Row law, independence and batch invariance hold.",
+               "transformers _speculative_sampling, batched", convention="hf"),
+        _batch("batch-hf-signature-batch-sum", bk.hf_speculative_sampling_batch_sum, 2, False,
+               "The batched port keeping transformers' batch-1 n_matches = (...).sum(): the "
+               "count is the whole batch's, so a row emits its neighbours' accepted drafts.",
+               "porting transformers _speculative_sampling to a batch", convention="hf"),
+        _batch("batch-chain-global", bk.chain_global, 2, True,
+               "vLLM v0's chain shape without generators (--signature chain --batched): "
+               "uniforms [B, k] from the global generator, the first rejection's residual or "
+               "the bonus. Row law, independence and batch invariance hold.",
+               "vLLM v0 RejectionSampler (unseeded batch)", convention="chain"),
+        _batch("batch-chain-shared-row", bk.chain_global_shared_row, 2, False,
+               "The chain shape with one row of uniforms broadcast over the batch: each row's "
+               "law is right, the rows are dependent.",
+               "TensorRT-LLM #19487's bug class in the chain shape", convention="chain"),
     )
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from specexact.errors import Undecided
 from specexact.properties.runner import SearchResult
-from specexact.torch.batch import BatchKernel, BatchRow
+from specexact.torch.batch import BatchKernel, BatchRow, convention
 from specexact.torch.batch_check import (
     BATCH_PROPERTIES,
     BatchCase,
@@ -54,22 +54,30 @@ class BatchReport:
 
     cases: dict[str, int] = field(default_factory=dict)
     failed: dict[str, BatchVerdict] = field(default_factory=dict)
-    #: The first case of each property that could not be decided.
+    #: The first case of each property that could not be decided (a crash already
+    #: reported for another property, raised again here, leaves this one undecided).
     undecided: dict[str, Undecided] = field(default_factory=dict)
+    #: The properties the calling convention does not allow, with why.
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
         return BATCH_PROPERTIES
 
     def status(self, name: str) -> str:
-        """``"fail"``, ``"undecided"`` (some case undecided, none failed) or ``"pass"``."""
+        """``"fail"``, ``"undecided"`` (some case undecided, none failed),
+        ``"not applicable"`` or ``"pass"``."""
         if name in self.failed:
             return "fail"
+        if name in self.not_applicable:
+            return "not applicable"
         return "undecided" if name in self.undecided else "pass"
 
     def line(self) -> str:
         shown = {"fail": "FAIL", "undecided": "UNDECIDED", "pass": "pass"}
-        parts = [f"{name} {shown[self.status(name)]} ({self.cases.get(name, 0)} cases)"
+        parts = [f"{name} not applicable ({self.not_applicable[name]})"
+                 if self.status(name) == "not applicable" else
+                 f"{name} {shown[self.status(name)]} ({self.cases.get(name, 0)} cases)"
                  for name in BATCH_PROPERTIES]
         return "Properties: " + "; ".join(parts) + "."
 
@@ -123,14 +131,24 @@ def _fillers(v: int) -> list[tuple[Fraction, ...] | None]:
     return [None, _one_hot(v, v - 1), _one_hot(v, 0)]
 
 
-def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
-    """Every property's cases at ``k`` drafts and ``V = v``, cheapest first."""
+def batch_cases(k: int, v: int, *, padded: bool = True, seeds: bool = True
+                ) -> Iterator[BatchCase]:
+    """Every property's cases at ``k`` drafts and ``V = v``, cheapest first.
+
+    ``padded=False`` (a convention where every row drafts ``k`` tokens): no short or
+    padding-only row, no padding case; the disjoint row stands in a padded row's place
+    next to the judged row, draft = target in a short row's.  ``seeds=False`` (a function
+    handed no generators): no seeded row and no seeds case."""
     rows = batch_rows(k, v)
+    if not padded:
+        del rows["padding only"]
+        rows.pop("short", None)
     over = rows.pop("overconfident")
     names = list(rows)
-    mixed, pad = rows["mixed"], rows["padding only"]
-    partial = rows.get("short", pad)
-    seeded = [(False, False), (True, True), (True, False)]
+    mixed = rows["mixed"]
+    pad = rows["padding only"] if padded else rows["disjoint"]
+    partial = rows.get("short", pad) if padded else rows["draft = target"]
+    seeded = [(False, False), (True, True), (True, False)] if seeds else [(False, False)]
     # row law: every pair of families, both rows judged; then under seeded generators
     for i, a in enumerate(names):
         for b in names[i:]:
@@ -149,7 +167,7 @@ def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
                         (0, 1))
     yield BatchCase("independence", (mixed, mixed), (0, 1))
     # padding: the padded positions' contents varied
-    for first in (partial, pad):
+    for first in (partial, pad) if padded else ():
         batches = [(first.with_(filler=f), mixed) for f in _fillers(v)]
         yield BatchCase("padding", batches[0], (0,), tuple(batches[1:]))
         batches = [(mixed, first.with_(filler=f)) for f in _fillers(v)]
@@ -160,12 +178,13 @@ def batch_cases(k: int, v: int) -> Iterator[BatchCase]:
         yield BatchCase("batch invariance", (other, mixed), (1,))
     yield BatchCase("batch invariance", (pad, certain, mixed), (2,))
     # a shorter row next to a longer one (a kernel that reads the batch's longest draft)
-    yield BatchCase("batch invariance", (partial, mixed), (0,))
-    yield BatchCase("batch invariance", (mixed, partial), (1,))
+    if padded:
+        yield BatchCase("batch invariance", (partial, mixed), (0,))
+        yield BatchCase("batch invariance", (mixed, partial), (1,))
     # seeds: the seeded row alone, next to unseeded and seeded rows, at each position
     # (the neighbours that vary the contexts are certain rows, so that the coupled
     # execution stays small, and one random unseeded row)
-    for row in (mixed, partial):
+    for row in (mixed, partial) if seeds else ():
         own = row.with_(seeded=True)
         contexts = (((own,), 0), ((own, certain), 0), ((certain.with_(seeded=True), own), 1),
                     ((pad, own), 1))
@@ -182,22 +201,30 @@ def search_batch(kernel: BatchKernel | Callable[..., Any], *,
     property's verdict and count of cases."""
     if not isinstance(kernel, BatchKernel):
         kernel = BatchKernel(kernel)
+    how = convention(kernel.convention)
+    seeds = how.takes_generators(kernel.fn)
     low, high = vocab_sizes[0], vocab_sizes[-1]
     report = BatchReport()
+    if not how.padded:
+        report.not_applicable["padding"] = f"every row of the {how.name} shape drafts k tokens"
+    if not seeds:
+        report.not_applicable["seeds"] = f"the {how.name} function takes no generators"
+    crashed: tuple[str, str] | None = None
+    unjudged: set[str] = set()
     done = 0
     undecided: Undecided | None = None
     first: BatchVerdict | None = None
     runs: list[BatchRun] = []
     laws = JointLaws(kernel.fn)
     for k in range(1, kernel.k + 1):
-        runs = [BatchRun(k=k, dtype=kernel.dtype, budget=budget)]
+        runs = [BatchRun(k=k, dtype=kernel.dtype, budget=budget, calling=how.name)]
         if kernel.faithful:
             runs.append(BatchRun(k=k, dtype=kernel.dtype, uniform="dtype",
                                  semantics=kernel.semantics,  # type: ignore[arg-type]
-                                 budget=budget))
+                                 budget=budget, calling=how.name))
         for v in range(max(low, 2), high + 1):
-            for case in batch_cases(k, v):
-                if case.property in report.failed:
+            for case in batch_cases(k, v, padded=how.padded, seeds=seeds):
+                if case.property in report.failed or case.property in unjudged:
                     continue
                 for run in runs:
                     try:
@@ -207,6 +234,19 @@ def search_batch(kernel: BatchKernel | Callable[..., Any], *,
                         report.undecided.setdefault(case.property, error)
                         break
                     if not verdict.passed:
+                        said = _crash_line(verdict)
+                        if said is not None and crashed is not None and said == crashed[1]:
+                            # The crash already reported raised again: this property
+                            # could not be judged, which is not a second finding.
+                            unjudged_error = Undecided(
+                                f"{case.property}: not judged: the kernel raised as reported "
+                                f"for {crashed[0]}")
+                            undecided = undecided or unjudged_error
+                            report.undecided.setdefault(case.property, unjudged_error)
+                            unjudged.add(case.property)
+                            break
+                        if said is not None and crashed is None:
+                            crashed = (case.property, said)
                         report.failed[case.property] = verdict
                         first = first or verdict
                         break
@@ -222,6 +262,13 @@ def search_batch(kernel: BatchKernel | Callable[..., Any], *,
     if undecided is not None:
         return SearchResult("undecided", done, None, None, undecided, covered)
     return SearchResult("pass", done, BatchWitness(None, report), None, None, covered)
+
+
+def _crash_line(verdict: BatchVerdict) -> str | None:
+    """The first line of the error a crashing verdict reports (None: no crash)."""
+    if verdict.crash is None:
+        return None
+    return str(verdict.crash).splitlines()[0]
 
 
 @dataclass(frozen=True)

@@ -123,3 +123,101 @@ def test_shared_joint_laws_give_the_verdicts_of_case_by_case() -> None:
             assert (shared.passed, shared.reason, shared.tv) == \
                 (alone.passed, alone.reason, alone.tv)
         assert 0 < laws.enumerated < laws.asked  # some batch was reused
+
+
+# ---- batched chain and hf functions (--signature chain|hf --batched) ---------------
+
+
+def _convention_statuses(fn, convention, k=1):
+    kernel = BatchKernel(fn, k=k, faithful=False, convention=convention)
+    result = search_batch(kernel, vocab_sizes=(2, 2))
+    report = result.witness.report
+    return result, {name: report.status(name) for name in report.names}
+
+
+def test_a_batched_chain_function_without_generators_passes_what_applies() -> None:
+    result, statuses = _convention_statuses(bk.chain_global, "chain")
+    assert result.status == "pass", result.covered
+    assert statuses == {"row law": "pass", "independence": "pass",
+                        "padding": "not applicable", "batch invariance": "pass",
+                        "seeds": "not applicable"}
+    assert "padding not applicable (every row of the chain shape drafts k tokens)" \
+        in result.covered
+
+
+def test_a_batched_chain_function_sharing_uniforms_fails_independence() -> None:
+    result, statuses = _convention_statuses(bk.chain_global_shared_row, "chain")
+    assert result.status == "fail"
+    assert statuses["independence"] == "fail"
+    assert statuses["row law"] == "pass"
+
+
+def test_a_chain_function_taking_generators_is_judged_on_seeds() -> None:
+    def seeded_chain(draft_token_ids, draft_probs, target_probs, generators):
+        return bk.vllm_rejection(draft_token_ids, draft_probs, target_probs, generators)
+
+    _, statuses = _convention_statuses(seeded_chain, "chain")
+    assert statuses["seeds"] == "pass"
+    assert statuses["padding"] == "not applicable"
+
+
+def test_a_batched_hf_function_is_read_by_its_n_matches() -> None:
+    result, statuses = _convention_statuses(bk.hf_speculative_sampling_batched, "hf", k=2)
+    assert result.status == "pass", result.covered
+    assert statuses["seeds"] == "not applicable"
+
+
+def test_an_hf_port_that_counts_the_whole_batch_fails() -> None:
+    result, statuses = _convention_statuses(bk.hf_speculative_sampling_batch_sum, "hf", k=2)
+    assert result.status == "fail"
+    assert "n_matches[0] = 2, outside 0..1" in result.witness.verdict.reason
+    assert statuses["batch invariance"] == "fail"
+
+
+def test_transformers_batch_one_function_is_not_batch_safe() -> None:
+    # transformers' own _speculative_sampling indexes q[:, arange(k), ids] and sums
+    # n_matches over everything: right at B = 1, not a batched function.
+    from tests.torch.test_steps import hf_speculative_sampling
+
+    result, statuses = _convention_statuses(hf_speculative_sampling, "hf")
+    assert result.status == "fail"
+    assert statuses["batch invariance"] in ("fail", "undecided")
+
+
+def test_an_unknown_convention_is_a_clear_error() -> None:
+    from specexact.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="one of batch, chain, hf"):
+        BatchKernel(bk.chain_global, convention="single")
+
+
+# ---- a crash is one finding ----------------------------------------------------------
+
+
+def test_a_kernel_that_raises_everywhere_fails_once_and_leaves_the_rest_undecided() -> None:
+    def crashing(draft_token_ids, draft_probs, target_probs, generators):
+        raise RuntimeError("kernel assertion")
+
+    result, statuses = _statuses(crashing, 1)
+    assert result.status == "fail"
+    assert statuses["row law"] == "fail"
+    assert {statuses[n] for n in ("independence", "padding", "batch invariance",
+                                  "seeds")} == {"undecided"}
+    report = result.witness.report
+    assert "not judged: the kernel raised as reported for row law" \
+        in str(report.undecided["seeds"])
+
+
+def test_a_crash_on_some_batches_only_fails_where_it_is_raised() -> None:
+    # raises only when the batch holds a seeded row: seeds fails (with the crash), and
+    # so may row law's seeded pairs, but an unseeded independence case still passes
+    def seeded_crash(draft_token_ids, draft_probs, target_probs, generators):
+        if any(g is not None for g in generators):
+            raise RuntimeError("seeded rows are not supported")
+        return bk.vllm_rejection(draft_token_ids, draft_probs, target_probs, generators)
+
+    result, statuses = _statuses(seeded_crash, 1)
+    assert result.status == "fail"
+    assert statuses["row law"] == "fail"
+    assert statuses["padding"] == "pass"
+    assert statuses["batch invariance"] == "pass"

@@ -254,6 +254,13 @@ def batch_properties_json(result: AuditResult) -> dict[str, Any]:
     report = getattr(result.details, "report", None)
     if report is None:
         return {}
-    return {"properties": {name: {"verdict": report.status(name),
-                                  "cases": report.cases.get(name, 0)}
-                           for name in report.names}}
+    properties: dict[str, Any] = {}
+    for name in report.names:
+        entry: dict[str, Any] = {"verdict": report.status(name),
+                                 "cases": report.cases.get(name, 0)}
+        if name in report.not_applicable:
+            entry["why"] = report.not_applicable[name]
+        elif name in report.undecided:
+            entry["why"] = str(report.undecided[name]).splitlines()[0]
+        properties[name] = entry
+    return {"properties": properties}

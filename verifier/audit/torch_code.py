@@ -19,7 +19,8 @@ from typing import Any, final
 from specexact.audit.kinds import DEFAULT_HORIZON
 from specexact.errors import InvalidArgument
 
-__all__ = ["TORCH_SIGNATURES", "TorchCode", "TorchSignature", "check_signature", "prepare"]
+__all__ = ["BATCHED_SIGNATURES", "TORCH_SIGNATURES", "TorchCode", "TorchSignature",
+           "check_signature", "prepare"]
 
 Variants = tuple[tuple[Any, int | None], ...]
 
@@ -75,6 +76,11 @@ TORCH_SIGNATURES: Mapping[str, TorchSignature] = {sig.name: sig for sig in (
 )}
 
 
+#: The signatures a batched function is judged in on the batch properties
+#: (``--batched`` for chain and hf; batch always).
+BATCHED_SIGNATURES: tuple[str, ...] = ("batch", "chain", "hf")
+
+
 @final
 @dataclass(frozen=True)
 class TorchCode:
@@ -88,6 +94,19 @@ class TorchCode:
     uniform: str = "dtype"
     semantics: str | None = None
     horizon: int | None = None
+    #: A chain or hf function judged as a batch (the batch properties), not as a step.
+    batched: bool = False
+
+    def __post_init__(self) -> None:
+        if self.batched and self.signature not in BATCHED_SIGNATURES:
+            msg = (f"a batched audit applies to --signature {', '.join(BATCHED_SIGNATURES)}, "
+                   f"not --signature {self.signature}")
+            raise InvalidArgument(msg)
+
+    @property
+    def judged_as_batch(self) -> bool:
+        """Whether the code is judged on the batch properties."""
+        return self.batched or TORCH_SIGNATURES[self.signature].kind == "batch"
 
     @property
     def faithful(self) -> bool:
@@ -102,7 +121,7 @@ class TorchCode:
         """Whether the faithful run is the code's dtype run, which classifies each
         finding (structural, float-only, exact-only); batches report their own."""
         return self.faithful and self.faithful_semantics == "dtype" \
-            and TORCH_SIGNATURES[self.signature].kind != "batch"
+            and not self.judged_as_batch
 
     def semantics_line(self) -> str:
         """Which semantics each run of the audit used, in words."""
@@ -154,11 +173,12 @@ def prepare(fn: Callable[..., Any], code: TorchCode
     ``uniform="continuous"``)."""
     check_signature(fn, code.signature)
     record = TORCH_SIGNATURES[code.signature]
-    if record.kind == "batch":
+    if code.judged_as_batch:
         from specexact.torch.batch import BatchKernel
 
         return BatchKernel(fn, k=code.gamma, dtype=code.dtype, faithful=code.faithful,
-                           semantics=code.faithful_semantics), "batch", ()
+                           semantics=code.faithful_semantics,
+                           convention=code.signature), "batch", ()
     if record.kind == "sampler":
         from specexact.torch import torch_rng_sampler
 

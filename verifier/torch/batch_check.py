@@ -57,13 +57,15 @@ BATCH_PROPERTIES: tuple[str, ...] = ("row law", "independence", "padding",
 
 @dataclass(frozen=True)
 class BatchRun:
-    """How the kernel is run: drafts per row ``k``, dtype, uniform and semantics."""
+    """How the kernel is run: drafts per row ``k``, dtype, uniform, semantics and its
+    calling convention (:data:`~specexact.torch.batch.CONVENTIONS`)."""
 
     k: int = 2
     dtype: str = "float32"
     uniform: UniformMode = "continuous"
     semantics: Semantics = "exact"
     budget: Budget | None = None
+    calling: str = "batch"
 
     def line(self) -> str:
         if self.uniform == "continuous":
@@ -156,12 +158,13 @@ class JointLaws:
 
     def joint(self, rows: Sequence[BatchRow], run: BatchRun) -> Distribution:
         """The exact joint law of the batch ``rows`` (a tuple of row outcomes)."""
-        key = (tuple(rows), run.k, run.dtype, run.uniform, run.semantics)
+        key = (tuple(rows), run.k, run.dtype, run.uniform, run.semantics, run.calling)
         self.asked += 1
         law = self._laws.get(key)
         if law is None:
             law = enumerate_law(batch_program(self.fn, rows, run.k, dtype=run.dtype,
-                                              uniform=run.uniform, semantics=run.semantics),
+                                              uniform=run.uniform, semantics=run.semantics,
+                                              calling=run.calling),
                                 budget=run.budget, context={"batch": len(rows), "k": run.k})
             self.enumerated += 1
             self._laws[key] = law
@@ -278,7 +281,8 @@ def _invariance(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict
 def _seeds(laws: JointLaws, case: BatchCase, run: BatchRun) -> BatchVerdict:
     contexts = case.variants
     law = enumerate_law(seeded_program(laws.fn, contexts, run.k, dtype=run.dtype,
-                                       uniform=run.uniform, semantics=run.semantics),
+                                       uniform=run.uniform, semantics=run.semantics,
+                                       calling=run.calling),
                         budget=run.budget, context={"seeds": len(contexts), "k": run.k})
     differ = ZERO
     moved = ZERO

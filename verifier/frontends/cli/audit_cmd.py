@@ -138,7 +138,9 @@ def torch_code(args: argparse.Namespace) -> TorchCode:
     """How ``--torch`` code is run, from the command line."""
     return TorchCode(signature=args.signature, dtype=args.dtype, gamma=args.gamma,
                      uniform=args.uniform, semantics=getattr(args, "semantics", None),
-                     horizon=args.horizon)
+                     horizon=args.horizon,
+                     batched=bool(getattr(args, "batched", False))
+                     and not getattr(args, "statistical", False))
 
 
 def audit_target(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:

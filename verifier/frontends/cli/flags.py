@@ -60,6 +60,15 @@ def statistical_flags_given(args: argparse.Namespace) -> list[str]:
 
 def _check_statistical_only(args: argparse.Namespace) -> None:
     given = statistical_flags_given(args)
+    if given == ["--batched"] and getattr(args, "torch", False):
+        from specexact.audit.torch_code import BATCHED_SIGNATURES
+
+        if args.signature in BATCHED_SIGNATURES:
+            return  # exact: a batched chain or hf function judged on the batch properties
+        msg = (f"--batched without --statistical judges a batched function on the batch "
+               f"properties: it applies to --signature {', '.join(BATCHED_SIGNATURES)}, not "
+               f"--signature {args.signature}")
+        raise InvalidArgument(msg)
     if given:
         msg = f"{', '.join(given)} applies to --statistical audits only"
         raise InvalidArgument(msg)

@@ -306,7 +306,11 @@ def _add_batched_options(stats: argparse._ArgumentGroup) -> None:
                        help="call TARGET once per batch: fn(P, Q, generator) -> tokens with "
                             "P, Q of shape [N, V]; with --signature chain --gamma K, "
                             "fn(draft_ids [N, K], draft_probs [N, K, V], target_probs "
-                            "[N, K+1, V], generator) -> [N, K+1] padded with -1")
+                            "[N, K+1, V], generator) -> [N, K+1] padded with -1. "
+                            "Without --statistical, with --torch --signature chain or hf: "
+                            "judge the batched function exactly on the batch properties "
+                            "(row law, independence, batch invariance, and seeds when it "
+                            "takes generators)")
     stats.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                        help="--batched torch code: device of the tensors and generators "
                             "(default cpu)")
