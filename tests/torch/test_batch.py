@@ -221,3 +221,48 @@ def test_a_crash_on_some_batches_only_fails_where_it_is_raised() -> None:
     assert statuses["row law"] == "fail"
     assert statuses["padding"] == "pass"
     assert statuses["batch invariance"] == "pass"
+
+
+# ---- the command line -----------------------------------------------------------------
+
+
+def _cli(argv):
+    import io
+
+    from specexact.frontends.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+_KERNELS = "specexact.counterexamples.batch_kernels:"
+
+
+def test_cli_batched_chain_reports_what_does_not_apply_in_json() -> None:
+    import json
+
+    code, out, _ = _cli(["audit", _KERNELS + "chain_global_shared_row", "--torch",
+                         "--signature", "chain", "--batched", "--gamma", "1",
+                         "--vocab-sizes", "2", "--uniform", "continuous", "--json"])
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "fail"
+    properties = data["properties"]
+    assert properties["independence"]["verdict"] == "fail"
+    assert properties["padding"] == {"verdict": "not applicable", "cases": 0,
+                                     "why": "every row of the chain shape drafts k tokens"}
+    assert properties["seeds"]["why"] == "the chain function takes no generators"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--signature", "single", "--batched"], "applies to --signature batch, chain, hf"),
+    (["--batched"], "applies to --signature batch, chain, hf"),
+])
+def test_cli_batched_without_statistical_needs_a_batched_signature(argv, said) -> None:
+    code, out, err = _cli(["audit", _KERNELS + "chain_global", "--torch", *argv])
+    assert code == 2 and said in err and "Traceback" not in err
+
+
+def test_cli_batched_without_torch_is_still_a_statistical_option() -> None:
+    code, _, err = _cli(["audit", _KERNELS + "chain_global", "--batched"])
+    assert code == 2 and "--batched applies to --statistical audits" in err
