@@ -259,7 +259,7 @@ def test_cli_batched_chain_reports_what_does_not_apply_in_json() -> None:
     (["--batched"], "applies to --signature batch, chain, hf"),
 ])
 def test_cli_batched_without_statistical_needs_a_batched_signature(argv, said) -> None:
-    code, out, err = _cli(["audit", _KERNELS + "chain_global", "--torch", *argv])
+    code, _, err = _cli(["audit", _KERNELS + "chain_global", "--torch", *argv])
     assert code == 2 and said in err and "Traceback" not in err
 
 
